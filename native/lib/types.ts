@@ -1,0 +1,206 @@
+/**
+ * The contract of `netlink-native`: what the C addon and its in-memory stand-in both
+ * implement. The agent codes against these interfaces only; one contract suite runs against
+ * both implementations so the stand-in cannot drift from the kernel.
+ */
+
+export type IpFamily = 4 | 6;
+
+/** Which address of an entry's tuples is compared with the address set. */
+export type ConntrackMatch = 'origSrc' | 'origDst' | 'replySrc' | 'replyDst';
+
+/** Layer-4 (or encapsulation) protocols an entry can carry, by name. */
+export type ConntrackProtocol = 'tcp' | 'udp' | 'sctp' | 'ipip' | 'ipv6' | 'icmp' | 'icmpv6' | 'udplite' | 'dccp' | 'gre';
+
+export interface ConntrackFilter {
+  /** IPv4 and/or IPv6 addresses, any mix; matched in one pass against a hash set. */
+  addresses: string[];
+  /** An entry matches when any of these fields equals one of the addresses. */
+  match: ConntrackMatch[];
+  /** Only these protocols; all protocols when absent. */
+  protocols?: ConntrackProtocol[];
+  /** Only entries in this conntrack zone; every zone when absent. */
+  zone?: number;
+}
+
+export interface DeleteConntrackOptions extends ConntrackFilter {
+  /** Count what would be deleted, delete nothing. */
+  dryRun?: boolean;
+}
+
+export interface DeleteConntrackResult {
+  /** Entries the dump walked. */
+  scanned: number;
+  /** Entries that matched the filter. */
+  matched: number;
+  /** Entries the kernel acknowledged as deleted. */
+  deleted: number;
+  /** Deletes answered ENOENT: the entry expired or was removed meanwhile. */
+  alreadyGone: number;
+  /** Deletes that failed for another reason (never silently dropped). */
+  failed: number;
+  /** Wall time of the whole call. */
+  ms: number;
+}
+
+export interface ConntrackTuple {
+  src: string;
+  dst: string;
+  /** TCP/UDP/SCTP/UDPLITE/DCCP ports; absent for protocols without ports. */
+  srcPort?: number;
+  dstPort?: number;
+  /** ICMP id/type/code when the protocol is ICMP or ICMPv6. */
+  icmpId?: number;
+  icmpType?: number;
+  icmpCode?: number;
+}
+
+export interface ConntrackEntry {
+  family: IpFamily;
+  protocol: ConntrackProtocol | 'other';
+  protocolNumber: number;
+  original: ConntrackTuple;
+  reply: ConntrackTuple;
+  /** TCP state name in conntrack's words (`ESTABLISHED`, `TIME_WAIT`, ...); SCTP likewise. */
+  state?: string;
+  /** Seconds until the entry expires. */
+  timeout: number;
+  mark: number;
+  zone: number;
+  /** Raw `IPS_*` status bits, and their names (`ASSURED`, `SEEN_REPLY`, `DST_NAT`, ...). */
+  status: number;
+  statusFlags: string[];
+  /** The kernel's entry id. */
+  id: number;
+}
+
+export interface ListConntrackOptions extends Partial<ConntrackFilter> {
+  /** At most this many entries (the dump still ends cleanly). */
+  limit?: number;
+}
+
+export interface ConntrackCpuStats {
+  cpu: number;
+  found: number;
+  invalid: number;
+  insert: number;
+  insertFailed: number;
+  drop: number;
+  earlyDrop: number;
+  error: number;
+  searchRestart: number;
+  clashResolve: number;
+  chainTooLong: number;
+}
+
+export interface ConntrackStats {
+  /** Entries in the table of this network namespace. */
+  count: number;
+  /** `nf_conntrack_max`. */
+  max: number;
+  perCpu: ConntrackCpuStats[];
+}
+
+export interface ConntrackApi {
+  deleteConntrack(options: DeleteConntrackOptions): Promise<DeleteConntrackResult>;
+  listConntrack(options?: ListConntrackOptions): Promise<ConntrackEntry[]>;
+  conntrackStats(): Promise<ConntrackStats>;
+}
+
+export type IpvsProtocol = 'tcp' | 'udp' | 'sctp';
+
+/** How IPVS identifies a virtual service: by address/port/protocol or by firewall mark. */
+export type IpvsServiceKey =
+  | { family: IpFamily; protocol: IpvsProtocol; address: string; port: number; fwmark?: undefined }
+  | { family: IpFamily; fwmark: number; protocol?: undefined; address?: undefined; port?: undefined };
+
+export interface IpvsService {
+  key: IpvsServiceKey;
+  scheduler: string;
+  /** Raw `IP_VS_SVC_F_*` flags and their names (`persistent`, `hashed`, `sched-flag-1`, ...). */
+  flags: number;
+  flagNames: string[];
+  /** Persistence timeout in seconds. */
+  timeout: number;
+  netmask: number;
+}
+
+export interface IpvsServiceSpec {
+  key: IpvsServiceKey;
+  scheduler: string;
+  flags?: number;
+  timeout?: number;
+  netmask?: number;
+}
+
+export type IpvsForwarding = 'masq' | 'local' | 'tunnel' | 'route' | 'bypass';
+
+/** Identifies a real server within a service. */
+export interface IpvsDestinationKey {
+  address: string;
+  port: number;
+  /** Family of the destination address (may differ from the service's for tunnels). */
+  family?: IpFamily;
+}
+
+export interface IpvsDestination extends IpvsDestinationKey {
+  family: IpFamily;
+  forwarding: IpvsForwarding;
+  weight: number;
+  upperThreshold: number;
+  lowerThreshold: number;
+  /** Tunnel encapsulation (`ipip`, `gue`, `gre`) and its fields, for forwarding `tunnel`. */
+  tunnelType: 'ipip' | 'gue' | 'gre';
+  tunnelPort: number;
+  tunnelFlags: number;
+  activeConnections: number;
+  inactiveConnections: number;
+  persistentConnections: number;
+}
+
+export interface IpvsDestinationSpec extends IpvsDestinationKey {
+  forwarding?: IpvsForwarding;
+  weight: number;
+  upperThreshold?: number;
+  lowerThreshold?: number;
+  tunnelType?: 'ipip' | 'gue' | 'gre';
+  tunnelPort?: number;
+  tunnelFlags?: number;
+}
+
+export interface IpvsApi {
+  /** Rejects with NetlinkError code `EIPVSUNAVAILABLE` when the IPVS genl family is absent. */
+  listServices(): Promise<IpvsService[]>;
+  listDestinations(service: IpvsServiceKey): Promise<IpvsDestination[]>;
+  /** Read-modify-write: keeps forwarding method, thresholds and tunnel fields. */
+  setDestinationWeight(service: IpvsServiceKey, destination: IpvsDestinationKey, weight: number): Promise<void>;
+  addDestination(service: IpvsServiceKey, destination: IpvsDestinationSpec): Promise<void>;
+  deleteDestination(service: IpvsServiceKey, destination: IpvsDestinationKey): Promise<void>;
+  addService(spec: IpvsServiceSpec): Promise<void>;
+  deleteService(service: IpvsServiceKey): Promise<void>;
+}
+
+export interface NetlinkApi extends ConntrackApi, IpvsApi {
+  /** Releases the sockets; later calls reject. */
+  close(): void;
+}
+
+export interface OpenOptions {
+  /** Name of a network namespace under /var/run/netns; the current namespace when absent. */
+  netns?: string;
+}
+
+/** Every failure of the addon or its stand-in. `code` is the errno name, or an `E...` of ours. */
+export class NetlinkError extends Error {
+  readonly op: string;
+  readonly errno: number;
+  readonly code: string;
+
+  constructor(op: string, errno: number, code: string, message: string) {
+    super(`${op}: ${message}`);
+    this.name = 'NetlinkError';
+    this.op = op;
+    this.errno = errno;
+    this.code = code;
+  }
+}

@@ -1,0 +1,66 @@
+import { SYSTEM_NAMESPACE } from '../contract.js';
+import { ok, type Result } from '../result.js';
+import { parseOptions, type ConfigSources, type OptionSpec } from './options.js';
+
+/** Every flag of `conndrain agent`. NODE_NAME and POD_NAMESPACE come from the downward API. */
+export const AGENT_OPTIONS = {
+  nodeName: { kind: 'string', flag: 'node-name', env: 'NODE_NAME', required: true, description: 'name of this node (downward API spec.nodeName)' },
+  podNamespace: { kind: 'string', flag: 'pod-namespace', env: 'POD_NAMESPACE', default: SYSTEM_NAMESPACE, description: 'namespace the agent runs in (downward API metadata.namespace)' },
+  kubeconfig: { kind: 'string', flag: 'kubeconfig', env: 'KUBECONFIG', description: 'kubeconfig file; in-cluster service account when unset' },
+  drainAddress: { kind: 'string', flag: 'drain-address', env: 'CONNDRAIN_DRAIN_ADDRESS', default: '127.0.0.1', description: 'address of the drain API (loopback: the kubelet calls it from the node network namespace)' },
+  drainPort: { kind: 'int', flag: 'drain-port', env: 'CONNDRAIN_DRAIN_PORT', default: 9901, min: 1, max: 65535, description: 'port of the drain API (the webhook --agent-port must match)' },
+  metricsAddress: { kind: 'string', flag: 'metrics-address', env: 'CONNDRAIN_METRICS_ADDRESS', default: '0.0.0.0', description: 'address of /metrics, /healthz and /readyz' },
+  metricsPort: { kind: 'int', flag: 'metrics-port', env: 'CONNDRAIN_METRICS_PORT', default: 9902, min: 1, max: 65535, description: 'port of /metrics, /healthz and /readyz' },
+  stateFile: { kind: 'string', flag: 'state-file', env: 'CONNDRAIN_STATE_FILE', default: '/var/lib/conndrain/state.json', description: 'where held IPVS servers are recorded so a restart resumes every hold' },
+  ipvsHold: { kind: 'bool', flag: 'ipvs-hold', env: 'CONNDRAIN_IPVS_HOLD', default: true, description: 'hold draining pods\' IPVS real servers at weight 0' },
+  holdInterval: { kind: 'duration', flag: 'hold-interval', env: 'CONNDRAIN_HOLD_INTERVAL', default: '1s', minMs: 50, maxMs: 60_000, description: 'how often held IPVS servers are re-asserted' },
+  flushWindow: { kind: 'duration', flag: 'flush-window', env: 'CONNDRAIN_FLUSH_WINDOW', default: '200ms', minMs: 0, maxMs: 10_000, description: 'pods that go within this window are flushed in one conntrack pass' },
+  flowPollInterval: { kind: 'duration', flag: 'flow-poll-interval', env: 'CONNDRAIN_FLOW_POLL_INTERVAL', default: '1s', minMs: 50, maxMs: 60_000, description: 'how often an adaptive drain checks for open flows' },
+  flowIdle: { kind: 'duration', flag: 'flow-idle', env: 'CONNDRAIN_FLOW_IDLE', default: '10s', minMs: 0, maxMs: 600_000, description: 'a UDP/SCTP/IPIP entry not seen for this long is not an open flow' },
+  maxDrains: { kind: 'int', flag: 'max-drains', env: 'CONNDRAIN_MAX_DRAINS', default: 1024, min: 1, max: 100_000, description: 'most drain API requests held open at once' },
+  relistBackoffMax: { kind: 'duration', flag: 'relist-backoff-max', env: 'CONNDRAIN_RELIST_BACKOFF_MAX', default: '30s', minMs: 100, maxMs: 600_000, description: 'longest wait before the watch restarts after an error' },
+  logLevel: { kind: 'enum', flag: 'log-level', env: 'CONNDRAIN_LOG_LEVEL', default: 'info', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], description: 'pino log level' },
+} as const satisfies Record<string, OptionSpec>;
+
+export interface AgentConfig {
+  nodeName: string;
+  podNamespace: string;
+  kubeconfig: string | undefined;
+  drainAddress: string;
+  drainPort: number;
+  metricsAddress: string;
+  metricsPort: number;
+  stateFile: string;
+  ipvsHold: boolean;
+  holdIntervalMs: number;
+  flushWindowMs: number;
+  flowPollIntervalMs: number;
+  flowIdleMs: number;
+  maxDrains: number;
+  relistBackoffMaxMs: number;
+  logLevel: string;
+}
+
+export function loadAgentConfig(sources: ConfigSources): Result<AgentConfig, string[]> {
+  const parsed = parseOptions(AGENT_OPTIONS, sources);
+  if (!parsed.ok) return parsed;
+  const v = parsed.value;
+  return ok({
+    nodeName: String(v.nodeName),
+    podNamespace: String(v.podNamespace),
+    kubeconfig: v.kubeconfig === undefined ? undefined : String(v.kubeconfig),
+    drainAddress: String(v.drainAddress),
+    drainPort: Number(v.drainPort),
+    metricsAddress: String(v.metricsAddress),
+    metricsPort: Number(v.metricsPort),
+    stateFile: String(v.stateFile),
+    ipvsHold: Boolean(v.ipvsHold),
+    holdIntervalMs: Number(v.holdInterval),
+    flushWindowMs: Number(v.flushWindow),
+    flowPollIntervalMs: Number(v.flowPollInterval),
+    flowIdleMs: Number(v.flowIdle),
+    maxDrains: Number(v.maxDrains),
+    relistBackoffMaxMs: Number(v.relistBackoffMax),
+    logLevel: String(v.logLevel),
+  });
+}

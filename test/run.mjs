@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// Runs the test suites with node's own test runner (TypeScript through tsx).
+//   unit:   *.test.ts          (no privileges)
+//   kernel: *.kernel.test.ts   (root: network namespaces on the host kernel's conntrack)
+//   vm:     *.vm.test.ts       (boots Debian's kernel under QEMU for IPVS)
+// `node test/run.mjs` runs all three; `--suite NAME` (repeatable) picks; extra args filter by path.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const SKIP = new Set(['node_modules', 'dist', 'build', '.git', 'results']);
+
+function walk(dir, out) {
+  for (const name of readdirSync(dir)) {
+    if (SKIP.has(name)) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) walk(path, out);
+    else if (name.endsWith('.test.ts')) out.push(relative(root, path));
+  }
+  return out;
+}
+
+function suiteOf(file) {
+  if (file.endsWith('.kernel.test.ts')) return 'kernel';
+  if (file.endsWith('.vm.test.ts')) return 'vm';
+  return 'unit';
+}
+
+const args = process.argv.slice(2);
+const suites = new Set();
+const filters = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '--suite') suites.add(args[++i]);
+  else filters.push(args[i]);
+}
+const files = ['src', 'webhook', 'agent', 'native', 'cli', 'test', 'bench', 'manifests']
+  .flatMap((dir) => { try { return walk(join(root, dir), []); } catch { return []; } })
+  .filter((f) => suites.size === 0 || suites.has(suiteOf(f)))
+  .filter((f) => filters.length === 0 || filters.some((p) => f.includes(p)))
+  .sort();
+
+if (files.length === 0) {
+  console.error('no test files matched');
+  process.exit(1);
+}
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files], {
+  cwd: root,
+  stdio: 'inherit',
+});
+process.exit(result.status ?? 1);
