@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
+import { registerConntrackCommands } from './conntrack-commands.js';
+import { registerIpvsCommands } from './ipvs-commands.js';
 
-/** Placeholder until this area's commands land. */
-export function registerNetlinkCommands(_program: Command): void {
-  // commands are registered here
+/** `conndrain conntrack ...` and `conndrain ipvs ...`: node-side netlink tools (load the addon lazily). */
+export function registerNetlinkCommands(program: Command): void {
+  registerConntrackCommands(program);
+  registerIpvsCommands(program);
 }

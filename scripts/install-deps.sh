@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages conndrain's build, tests, lab and demo need (run as root).
+#   build-essential python3      node-gyp build of native/ (netlink-native)
+#   libmnl-dev libnftables-dev   netlink helpers / nftables transactions from the addon
+#   iproute2 nftables iptables conntrack   namespaces, DNAT "services", the conntrack CLI baseline
+#   qemu-system-x86 linux-image-amd64 busybox-static   the IPVS test VM (Debian's kernel has ip_vs)
+#   ipvsadm socat                 IPVS checks in the guest, traffic in the lab
+#   kubectl is expected on the machine for `kubectl kustomize` (the manifests tests skip without it)
+set -euo pipefail
+PACKAGES=(build-essential python3 libmnl-dev libnftables-dev iproute2 nftables iptables conntrack
+  qemu-system-x86 linux-image-amd64 busybox-static ipvsadm socat)
+if [ "$(id -u)" != 0 ]; then
+  echo "install-deps: run as root (apt-get)" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}" >/dev/null
+echo "install-deps: ${#PACKAGES[@]} packages present"

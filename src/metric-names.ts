@@ -1,0 +1,34 @@
+/**
+ * Every Prometheus metric conndrain exports, by name. The webhook and the agent register
+ * them under these names; the alert rules and the dashboard are tested against this list.
+ */
+export const WEBHOOK_METRICS = {
+  admissions: 'conndrain_webhook_admissions_total',
+  admissionDuration: 'conndrain_webhook_admission_duration_seconds',
+  certificateReloads: 'conndrain_webhook_certificate_reloads_total',
+  certificateExpiry: 'conndrain_webhook_certificate_expiry_timestamp_seconds',
+} as const;
+
+export const AGENT_METRICS = {
+  drainsActive: 'conndrain_drains_active',
+  drains: 'conndrain_drains_total',
+  ipvsAvailable: 'conndrain_ipvs_available',
+  ipvsServersHeld: 'conndrain_ipvs_servers_held',
+  ipvsRestores: 'conndrain_ipvs_restores_total',
+  conntrackDeleted: 'conndrain_conntrack_entries_deleted_total',
+  conntrackFlushDuration: 'conndrain_conntrack_flush_duration_seconds',
+  conntrackFlushFailures: 'conndrain_conntrack_flush_failures_total',
+  ipReuseSkips: 'conndrain_ip_reuse_skips_total',
+  conntrackEntries: 'conndrain_conntrack_entries',
+  conntrackMax: 'conndrain_conntrack_max',
+  conntrackInsertFailed: 'conndrain_conntrack_insert_failed_total',
+  conntrackDrop: 'conndrain_conntrack_drop_total',
+  conntrackEarlyDrop: 'conndrain_conntrack_early_drop_total',
+  watchRestarts: 'conndrain_watch_restarts_total',
+  podsCached: 'conndrain_pods_cached',
+  staleEntries: 'conndrain_stale_entries',
+  eventOverruns: 'conndrain_conntrack_event_overruns_total',
+  indexResyncs: 'conndrain_conntrack_index_resyncs_total',
+} as const;
+
+export const ALL_METRIC_NAMES: readonly string[] = [...Object.values(WEBHOOK_METRICS), ...Object.values(AGENT_METRICS)];
