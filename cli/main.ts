@@ -9,6 +9,7 @@ import { registerWebhookCommands } from '../webhook/commands.js';
 import { registerAgentCommands } from '../agent/commands.js';
 import { registerNetlinkCommands } from './netlink-commands.js';
 import { registerLabCommands } from './lab-commands.js';
+import { registerDoctorCommands } from './doctor-commands.js';
 import { CliExit } from './exit.js';
 
 export function buildProgram(): Command {
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerAgentCommands(program);
   registerNetlinkCommands(program);
   registerLabCommands(program);
+  registerDoctorCommands(program);
   return program;
 }
 

@@ -1,0 +1,6 @@
+import type { Command } from 'commander';
+
+/** Placeholder until `conndrain doctor` lands. */
+export function registerDoctorCommands(_program: Command): void {
+  // commands are registered here
+}
