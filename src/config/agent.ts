@@ -19,6 +19,8 @@ export const AGENT_OPTIONS = {
   flowIdle: { kind: 'duration', flag: 'flow-idle', env: 'CONNDRAIN_FLOW_IDLE', default: '10s', minMs: 0, maxMs: 600_000, description: 'a UDP/SCTP/IPIP entry not seen for this long is not an open flow' },
   maxDrains: { kind: 'int', flag: 'max-drains', env: 'CONNDRAIN_MAX_DRAINS', default: 1024, min: 1, max: 100_000, description: 'most drain API requests held open at once' },
   relistBackoffMax: { kind: 'duration', flag: 'relist-backoff-max', env: 'CONNDRAIN_RELIST_BACKOFF_MAX', default: '30s', minMs: 100, maxMs: 600_000, description: 'longest wait before the watch restarts after an error' },
+  goneSlack: { kind: 'duration', flag: 'gone-slack', env: 'CONNDRAIN_GONE_SLACK', default: '5s', minMs: 0, maxMs: 600_000, description: 'a deleting pod counts as gone this long after its deletionTimestamp (time for the kubelet to kill it)' },
+  statsInterval: { kind: 'duration', flag: 'stats-interval', env: 'CONNDRAIN_STATS_INTERVAL', default: '15s', minMs: 100, maxMs: 600_000, description: 'how often the node conntrack table count/limit/counters are read for metrics' },
   logLevel: { kind: 'enum', flag: 'log-level', env: 'CONNDRAIN_LOG_LEVEL', default: 'info', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], description: 'pino log level' },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -38,6 +40,8 @@ export interface AgentConfig {
   flowIdleMs: number;
   maxDrains: number;
   relistBackoffMaxMs: number;
+  goneSlackMs: number;
+  statsIntervalMs: number;
   logLevel: string;
 }
 
@@ -61,6 +65,8 @@ export function loadAgentConfig(sources: ConfigSources): Result<AgentConfig, str
     flowIdleMs: Number(v.flowIdle),
     maxDrains: Number(v.maxDrains),
     relistBackoffMaxMs: Number(v.relistBackoffMax),
+    goneSlackMs: Number(v.goneSlack),
+    statsIntervalMs: Number(v.statsInterval),
     logLevel: String(v.logLevel),
   });
 }

@@ -1,0 +1,175 @@
+/**
+ * The drain plan: a pure function of (the pods the API shows, what the agent knew before,
+ * now) giving each pod's drain state and what the agent must do about it. The states are
+ * design.md's, the same on every node:
+ *
+ *   serving  -> draining  (Ready false, or deletionTimestamp set)
+ *   draining -> serving   (Ready again, not deleting: the agent stops interfering)
+ *   *        -> gone      (deleted from the API, terminal phase, or deletionTimestamp + grace elapsed)
+ *   gone     -> flushed   (the node's conntrack entries of its IPs were deleted: `markFlushed`)
+ *
+ * Actions are desired state where repeating them is harmless (`hold` for every draining pod,
+ * `flush` for every gone pod, on every run, so a restart picks them up again) and transitions
+ * where it is not (`release`). An IP that a live pod (any pod in the API that is not gone)
+ * holds is never flushed: it is reported as a reuse skip instead.
+ */
+import type { DrainState } from './contract.js';
+import type { PodView } from './pod/view.js';
+
+/** What the agent remembers of a pod between runs (and across restarts, in the state file). */
+export interface PodRecord {
+  uid: string;
+  key: string;
+  nodeName: string | undefined;
+  ips: string[];
+  state: DrainState;
+  /** When the pod entered `state`. */
+  sinceMs: number;
+  /** Whether the pod was ever seen Ready (a pod that never served did not start a drain). */
+  wasReady: boolean;
+  /** Why it is draining or gone, for logs and events. */
+  reason: TransitionReason;
+}
+
+export type TransitionReason =
+  | 'ready'
+  | 'not-ready'
+  | 'deleting'
+  | 'deleted'
+  | 'grace-elapsed'
+  | 'terminal'
+  | 'flushed';
+
+export interface Transition {
+  uid: string;
+  key: string;
+  from: DrainState | 'new';
+  to: DrainState;
+  reason: TransitionReason;
+  /** The pod had been Ready before this transition. */
+  wasReady: boolean;
+  nodeName: string | undefined;
+}
+
+export type PlanAction =
+  /** Keep every IPVS real server of these IPs present at weight 0. */
+  | { kind: 'hold'; uid: string; key: string; ips: string[] }
+  /** Stop holding: `serving` restores what we changed, `gone` removes only what we re-created. */
+  | { kind: 'release'; uid: string; key: string; ips: string[]; why: 'serving' | 'gone' }
+  /** Delete this node's conntrack entries of these IPs (none of them held by a live pod). */
+  | { kind: 'flush'; uid: string; key: string; ips: string[] }
+  /** An IP of a gone pod that a live pod holds again: never flushed. */
+  | { kind: 'skip-reused'; uid: string; key: string; ip: string; holder: string };
+
+export interface PlanInput {
+  /** Every managed pod the (synced) watch cache holds. Absent pods were deleted. */
+  pods: readonly PodView[];
+  previous: ReadonlyMap<string, PodRecord>;
+  nowMs: number;
+}
+
+export interface Plan {
+  records: Map<string, PodRecord>;
+  transitions: Transition[];
+  actions: PlanAction[];
+}
+
+interface Observed {
+  state: DrainState;
+  reason: TransitionReason;
+}
+
+function observe(pod: PodView, nowMs: number): Observed {
+  if (pod.terminal) return { state: 'gone', reason: 'terminal' };
+  if (pod.goneAtMs !== undefined && nowMs >= pod.goneAtMs) return { state: 'gone', reason: 'grace-elapsed' };
+  if (pod.deleting) return { state: 'draining', reason: 'deleting' };
+  if (!pod.ready) return { state: 'draining', reason: 'not-ready' };
+  return { state: 'serving', reason: 'ready' };
+}
+
+/** The next state from the previous one and what the API shows; gone and flushed never come back. */
+function nextState(previous: PodRecord | undefined, seen: Observed): Observed {
+  if (previous === undefined) return seen;
+  if (previous.state === 'flushed') return { state: 'flushed', reason: previous.reason };
+  if (previous.state === 'gone') return { state: 'gone', reason: previous.reason };
+  return seen;
+}
+
+export function planDrains(input: PlanInput): Plan {
+  const { pods, previous, nowMs } = input;
+  const records = new Map<string, PodRecord>();
+  const transitions: Transition[] = [];
+  const actions: PlanAction[] = [];
+  const record = (rec: PodRecord, from: DrainState | 'new'): void => {
+    records.set(rec.uid, rec);
+    if (from !== rec.state) {
+      transitions.push({ uid: rec.uid, key: rec.key, from, to: rec.state, reason: rec.reason, wasReady: rec.wasReady, nodeName: rec.nodeName });
+    }
+    if (from === 'draining' && (rec.state === 'serving' || rec.state === 'gone')) {
+      actions.push({ kind: 'release', uid: rec.uid, key: rec.key, ips: rec.ips, why: rec.state === 'serving' ? 'serving' : 'gone' });
+    }
+  };
+
+  for (const pod of pods) {
+    const before = previous.get(pod.uid);
+    const next = nextState(before, observe(pod, nowMs));
+    const changed = before === undefined || before.state !== next.state;
+    // IPs only ever grow while a pod lives (assigned once); keep what we knew if the API drops them.
+    const ips = pod.ips.length > 0 ? pod.ips : (before?.ips ?? []);
+    record(
+      {
+        uid: pod.uid,
+        key: pod.key,
+        nodeName: pod.nodeName ?? before?.nodeName,
+        ips,
+        state: next.state,
+        sinceMs: changed ? nowMs : (before?.sinceMs ?? nowMs),
+        wasReady: (before?.wasReady ?? false) || pod.ready,
+        reason: changed ? next.reason : (before?.reason ?? next.reason),
+      },
+      before?.state ?? 'new',
+    );
+  }
+
+  // Pods the API no longer has: deleted (perhaps while the agent was down).
+  for (const before of previous.values()) {
+    if (records.has(before.uid)) continue;
+    if (before.state === 'flushed') continue; // done: forget it
+    if (before.state === 'gone') {
+      records.set(before.uid, before);
+      continue;
+    }
+    record({ ...before, state: 'gone', sinceMs: nowMs, reason: 'deleted' }, before.state);
+  }
+
+  // Which IP a live pod holds: never flushed.
+  const liveHolder = new Map<string, string>();
+  for (const rec of records.values()) {
+    if (rec.state === 'serving' || rec.state === 'draining') {
+      for (const ip of rec.ips) liveHolder.set(ip, rec.key);
+    }
+  }
+
+  for (const rec of records.values()) {
+    if (rec.state === 'draining' && rec.ips.length > 0) {
+      actions.push({ kind: 'hold', uid: rec.uid, key: rec.key, ips: rec.ips });
+    } else if (rec.state === 'gone') {
+      const free: string[] = [];
+      for (const ip of rec.ips) {
+        const holder = liveHolder.get(ip);
+        if (holder === undefined) free.push(ip);
+        else actions.push({ kind: 'skip-reused', uid: rec.uid, key: rec.key, ip, holder });
+      }
+      actions.push({ kind: 'flush', uid: rec.uid, key: rec.key, ips: free });
+    }
+  }
+  return { records, transitions, actions };
+}
+
+/** The ghost cleanup finished for this pod: `gone -> flushed`. Unknown or not-gone pods are left as they are. */
+export function markFlushed(records: ReadonlyMap<string, PodRecord>, uid: string, nowMs: number): Map<string, PodRecord> {
+  const out = new Map(records);
+  const rec = out.get(uid);
+  if (rec !== undefined && rec.state === 'gone') out.set(uid, { ...rec, state: 'flushed', sinceMs: nowMs, reason: 'flushed' });
+  return out;
+}
