@@ -1,0 +1,100 @@
+import { normalizeAddress } from './address.js';
+import { entryKey, formatEndpoint, IPS_DST_NAT, type ConntrackEntryView } from './entry.js';
+import type { OwnershipIndex } from './ownership.js';
+
+/** Why an entry is or is not stale. */
+export type EntryVerdict = 'not-nat' | 'owned' | 'pod-ip' | 'stale';
+
+/** One stale entry, in the words an operator reads. */
+export interface StaleEntry {
+  key: string;
+  protocol: string;
+  family: 4 | 6;
+  zone: number;
+  state: string | undefined;
+  /** Seconds left before the kernel expires it. */
+  timeout: number;
+  client: { address: string; port: number | undefined };
+  /** The address the client sent to: the service's address:port (original destination). */
+  service: { address: string; port: number | undefined };
+  /** The DNAT target that no endpoint owns: the reply direction's source. */
+  target: { address: string; port: number | undefined };
+}
+
+/** Stale entries of one service address:port (the original destination). */
+export interface StaleGroup {
+  service: { protocol: string; address: string; port: number | undefined };
+  /** `namespace/name` when the target's last owner is known (the janitor remembers it). */
+  serviceName: string | undefined;
+  entries: StaleEntry[];
+}
+
+export interface Classification {
+  scanned: number;
+  counts: Record<EntryVerdict, number>;
+  stale: StaleEntry[];
+  /** Reply-source addresses of non-stale DNAT'ed or direct entries: they forbid an address-wide delete. */
+  busyTargets: Set<string>;
+}
+
+/**
+ * Classifies a dump. An entry is stale when the kernel translated its destination
+ * (`IPS_DST_NAT`) and its reply source (the DNAT target, address:port with protocol) is owned
+ * by no endpoint and is not a live pod's IP (`podIps`: this node's pods, or any pod known alive).
+ */
+export function classifyEntries(
+  entries: Iterable<ConntrackEntryView>,
+  ownership: OwnershipIndex,
+  podIps: ReadonlySet<string>,
+): Classification {
+  const counts: Record<EntryVerdict, number> = { 'not-nat': 0, owned: 0, 'pod-ip': 0, stale: 0 };
+  const stale: StaleEntry[] = [];
+  const busyTargets = new Set<string>();
+  let scanned = 0;
+  for (const entry of entries) {
+    scanned++;
+    const verdict = classifyEntry(entry, ownership, podIps);
+    counts[verdict]++;
+    const target = normalizeAddress(entry.reply.src);
+    if (verdict !== 'stale') {
+      busyTargets.add(`${entry.protocol}|${target}`);
+      continue;
+    }
+    stale.push({
+      key: entryKey(entry),
+      protocol: entry.protocol,
+      family: entry.family,
+      zone: entry.zone,
+      state: entry.state,
+      timeout: entry.timeout,
+      client: { address: entry.original.src, port: entry.original.srcPort },
+      service: { address: entry.original.dst, port: entry.original.dstPort },
+      target: { address: target, port: entry.reply.srcPort },
+    });
+  }
+  return { scanned, counts, stale, busyTargets };
+}
+
+export function classifyEntry(entry: ConntrackEntryView, ownership: OwnershipIndex, podIps: ReadonlySet<string>): EntryVerdict {
+  if ((entry.status & IPS_DST_NAT) === 0) return 'not-nat';
+  if (ownership.owns(entry.protocol, entry.reply.src, entry.reply.srcPort)) return 'owned';
+  if (podIps.has(normalizeAddress(entry.reply.src))) return 'pod-ip';
+  return 'stale';
+}
+
+/** Groups stale entries by service (original destination address:port and protocol), largest group first. */
+export function groupByService(stale: readonly StaleEntry[], ownership?: OwnershipIndex): StaleGroup[] {
+  const groups = new Map<string, StaleGroup>();
+  for (const entry of stale) {
+    const id = `${entry.protocol}|${formatEndpoint(entry.service.address, entry.service.port)}`;
+    let group = groups.get(id);
+    if (group === undefined) {
+      const serviceName = ownership?.serviceOf(entry.protocol, entry.target.address, entry.target.port);
+      group = { service: { protocol: entry.protocol, ...entry.service }, serviceName, entries: [] };
+      groups.set(id, group);
+    }
+    group.entries.push(entry);
+  }
+  const label = (g: StaleGroup): string => `${g.service.protocol} ${formatEndpoint(g.service.address, g.service.port)}`;
+  return [...groups.values()].sort((a, b) => b.entries.length - a.entries.length || label(a).localeCompare(label(b)));
+}

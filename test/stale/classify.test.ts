@@ -1,0 +1,116 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { classifyEntries, GraceTracker, groupByService, livePodIps, OwnershipIndex, parseInventory, planDeletion } from '../../src/stale/index.js';
+import { directEntry, natEntry, slice } from './fixtures.js';
+
+function index(): OwnershipIndex {
+  const i = new OwnershipIndex();
+  i.upsert(slice('dns', 'kube-dns', [{ port: 53, protocol: 'UDP' }], [{ ip: '10.244.0.2' }, { ip: '10.244.0.3', ready: false, serving: false, terminating: true }], 'kube-system'));
+  i.upsert(slice('web', 'web', [{ port: 8080 }], [{ ip: '10.244.0.4' }]));
+  return i;
+}
+
+describe('classifyEntries', () => {
+  it('calls stale exactly the DNAT entries whose target no endpoint owns and no live pod holds', () => {
+    const entries = [
+      natEntry('udp', '10.96.0.10', 53, '10.244.0.2', 53), // owned
+      natEntry('udp', '10.96.0.10', 53, '10.244.0.3', 53), // terminating, owned
+      natEntry('udp', '10.96.0.10', 53, '10.244.0.9', 53), // never owned -> stale
+      natEntry('udp', '10.96.0.10', 53, '10.244.0.4', 53), // address owned on tcp/8080 only -> stale
+      natEntry('tcp', '10.96.0.20', 80, '10.244.0.4', 8080), // owned
+      natEntry('tcp', '10.96.0.20', 80, '10.244.0.7', 8080), // a live pod of this node (hostPort) -> not stale
+      directEntry('tcp', '10.244.0.9', 53), // not NAT'ed
+    ];
+    const result = classifyEntries(entries, index(), new Set(['10.244.0.7']));
+    assert.deepEqual(result.counts, { 'not-nat': 1, owned: 3, 'pod-ip': 1, stale: 2 });
+    assert.deepEqual(result.stale.map((e) => `${e.target.address}:${String(e.target.port)}`), ['10.244.0.9:53', '10.244.0.4:53']);
+    const groups = groupByService(result.stale, index());
+    assert.equal(groups.length, 1);
+    assert.deepEqual(groups[0]?.service, { protocol: 'udp', address: '10.96.0.10', port: 53 });
+    assert.equal(groups[0]?.entries.length, 2);
+  });
+
+  it('keeps protocol, state and remaining timeout of each stale entry', () => {
+    const [entry] = classifyEntries([natEntry('tcp', '10.96.0.20', 80, '10.244.0.50', 8080, { timeout: 4321, state: 'TIME_WAIT' })], index(), new Set()).stale;
+    assert.equal(entry?.protocol, 'tcp');
+    assert.equal(entry?.state, 'TIME_WAIT');
+    assert.equal(entry?.timeout, 4321);
+  });
+});
+
+describe('GraceTracker', () => {
+  it('allows a delete only after the entry has been stale for longer than the grace', () => {
+    const grace = new GraceTracker(5000);
+    assert.deepEqual([...grace.observe(['a'], 1000).deletable], []);
+    assert.deepEqual([...grace.observe(['a', 'b'], 6000).deletable], [], 'exactly the grace is not longer than it');
+    assert.deepEqual([...grace.observe(['a', 'b'], 6001).deletable], ['a']);
+    assert.deepEqual([...grace.observe(['a', 'b'], 11_001).deletable].sort(), ['a', 'b']);
+  });
+
+  it('forgets an entry as soon as it is owned again, so a new stale spell starts over', () => {
+    const grace = new GraceTracker(5000);
+    grace.observe(['a'], 0);
+    const { deletable, waiting } = grace.observe([], 4000); // an endpoint appeared during the grace
+    assert.equal(deletable.size + waiting, 0);
+    assert.equal(grace.staleSince('a'), undefined);
+    grace.observe(['a'], 4500);
+    assert.equal(grace.observe(['a'], 9000).deletable.size, 0);
+    assert.equal(grace.observe(['a'], 9501).deletable.size, 1);
+  });
+});
+
+describe('planDeletion', () => {
+  it('deletes a target address only when every entry to it is a deletable stale one and no endpoint has it', () => {
+    const i = index();
+    const entries = [
+      natEntry('udp', '10.96.0.10', 53, '10.244.0.9', 53),
+      natEntry('udp', '10.96.0.10', 53, '10.244.0.9', 53),
+      natEntry('udp', '10.96.0.10', 53, '10.244.0.4', 53), // stale, but 10.244.0.4 is an endpoint (tcp/8080)
+      natEntry('tcp', '10.96.0.30', 80, '10.244.0.11', 80), // stale, but a direct flow also goes to 10.244.0.11
+      directEntry('tcp', '10.244.0.11', 22),
+      natEntry('udp', '10.96.0.10', 53, '10.244.0.12', 53), // stale, still in grace
+    ];
+    const classification = classifyEntries(entries, i, new Set());
+    const deletable = new Set(classification.stale.filter((e) => e.target.address !== '10.244.0.12').map((e) => e.key));
+    const plan = planDeletion(classification, i, deletable);
+    assert.deepEqual(plan.deletes, [{ protocol: 'udp', addresses: ['10.244.0.9'] }]);
+    assert.equal(plan.covered.length, 2);
+    assert.deepEqual(plan.blocked.map((b) => `${b.entry.target.address} ${b.reason}`).sort(), [
+      '10.244.0.11 address-has-live-entries',
+      '10.244.0.12 waiting-grace',
+      '10.244.0.4 address-has-endpoint',
+    ]);
+  });
+});
+
+describe('parseInventory and livePodIps', () => {
+  it('reads a kubectl List of slices and pods, and only live pods guard their IPs', () => {
+    const text = JSON.stringify({
+      kind: 'List',
+      items: [
+        { kind: 'EndpointSlice', metadata: { name: 's', namespace: 'n' }, ports: [{ port: 1 }], endpoints: [{ addresses: ['10.1.1.1'] }] },
+        { kind: 'Pod', metadata: { name: 'p' }, spec: { nodeName: 'n1' }, status: { phase: 'Running', podIP: '10.1.1.2', podIPs: [{ ip: '10.1.1.2' }, { ip: 'FD00::0002' }] } },
+        { kind: 'Pod', metadata: { name: 'done' }, spec: { nodeName: 'n1' }, status: { phase: 'Succeeded', podIP: '10.1.1.3' } },
+        { kind: 'Pod', metadata: { name: 'elsewhere' }, spec: { nodeName: 'n2' }, status: { phase: 'Running', podIP: '10.1.1.4' } },
+        { kind: 'ConfigMap' },
+      ],
+    });
+    const parsed = parseInventory(text);
+    assert.ok(parsed.ok);
+    assert.equal(parsed.value.slices.length, 1);
+    assert.deepEqual([...livePodIps(parsed.value.pods, 'n1')].sort(), ['10.1.1.2', 'fd00::2']);
+    assert.deepEqual([...livePodIps(parsed.value.pods)].sort(), ['10.1.1.2', '10.1.1.4', 'fd00::2']);
+  });
+
+  it('reads multi-document YAML and an EndpointSliceList without item kinds', () => {
+    const parsed = parseInventory('kind: EndpointSliceList\nitems:\n- metadata: {name: a}\n  endpoints: []\n---\nkind: EndpointSlice\nmetadata: {name: b}\n');
+    assert.ok(parsed.ok);
+    assert.equal(parsed.value.slices.length, 2);
+  });
+
+  it('rejects a broken file as a whole, naming the problem', () => {
+    const parsed = parseInventory('kind: EndpointSlice\nendpoints: 7\n---\n{ broken');
+    assert.equal(parsed.ok, false);
+    if (!parsed.ok) assert.equal(parsed.error.length, 2);
+  });
+});
