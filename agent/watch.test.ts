@@ -1,0 +1,95 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { FakeApiServer } from '../test/apiserver/server.js';
+import { managedPod, setReady } from '../test/apiserver/pods.js';
+import { PodCache } from './pod-cache.js';
+import { PodWatch } from './watch.js';
+import { systemClock } from './clock.js';
+
+// The API server here is the stand-in of test/apiserver (no real one can run on these machines).
+const server = new FakeApiServer();
+let dir = '';
+let kubeconfigPath = '';
+
+before(async () => {
+  await server.start();
+  dir = mkdtempSync(join(tmpdir(), 'cd-watch-'));
+  kubeconfigPath = server.writeKubeconfig(join(dir, 'kubeconfig'));
+});
+after(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function startWatch(): { cache: PodCache; watch: PodWatch; restarts: unknown[]; syncs: number[] } {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  const cache = new PodCache(0);
+  const restarts: unknown[] = [];
+  const syncs: number[] = [];
+  const watch = new PodWatch(
+    { kubeConfig: kc, backoffMaxMs: 400, clock: systemClock, logger: pino({ level: 'silent' }) },
+    {
+      upsert: (pod) => cache.upsert(pod),
+      remove: (pod) => cache.remove(pod),
+      synced: () => syncs.push(cache.size),
+      restarting: (error) => restarts.push(error),
+    },
+  );
+  watch.start();
+  return { cache, watch, restarts, syncs };
+}
+
+test('lists, syncs once, follows ADDED/MODIFIED/DELETED, relists on 410, restarts after errors', async () => {
+  server.putPod(managedPod({ name: 'a', nodeName: 'n1', ips: ['10.1.0.1'] }));
+  server.putPod(managedPod({ name: 'b', nodeName: 'n1', ips: ['10.1.0.2'] }));
+  server.putPod({ metadata: { name: 'unmanaged', namespace: 'shop', labels: { app: 'x' } }, spec: {}, status: { podIP: '10.1.0.99' } });
+  const { cache, watch, restarts, syncs } = startWatch();
+  try {
+    await until('sync', () => watch.synced);
+    assert.deepEqual(syncs, [2], 'synced after the first list was applied; the unmanaged pod is filtered by the label selector');
+    await until('watch request', () => server.openWatches > 0);
+    const watchReq = server.requests.find((r) => r.query.watch === 'true');
+    assert.equal(watchReq?.query.labelSelector, 'conndrain.io/managed=true');
+    assert.equal(watchReq?.query.allowWatchBookmarks, 'true');
+
+    server.modifyPod('shop', 'a', (p) => setReady(p, false));
+    await until('MODIFIED', () => cache.byDrain('drain-a')?.view.ready === false);
+    server.sendBookmarks();
+    server.deletePod('shop', 'b');
+    await until('DELETED', () => cache.byDrain('drain-b') === undefined);
+
+    // 410: history compacted while c was added and a deleted; the relist must see both.
+    const listsBefore = server.requests.filter((r) => r.query.watch === undefined && r.path === '/api/v1/pods').length;
+    server.expireResourceVersions();
+    server.putPod(managedPod({ name: 'c', nodeName: 'n1', ips: ['10.1.0.3'] }));
+    server.deletePod('shop', 'a');
+    await until('relist after 410', () => cache.byDrain('drain-c') !== undefined && cache.byDrain('drain-a') === undefined);
+    const listsAfter = server.requests.filter((r) => r.query.watch === undefined && r.path === '/api/v1/pods').length;
+    assert.ok(listsAfter > listsBefore, 'relisted');
+    assert.equal(restarts.length, 0, 'a 410 is not an error restart');
+
+    // A dropped connection and failing lists: restart with backoff until it works again.
+    server.failNext(2, 500, 'any');
+    server.dropWatches();
+    server.putPod(managedPod({ name: 'd', nodeName: 'n1', ips: ['10.1.0.4'] }));
+    await until('recovered after errors', () => cache.byDrain('drain-d') !== undefined);
+    assert.ok(restarts.length >= 1, `restarts counted (${restarts.length})`);
+    assert.equal(syncs.length, 1, 'synced is reported once');
+  } finally {
+    await watch.stop();
+  }
+});

@@ -1,0 +1,49 @@
+/**
+ * The stand-in API server's control endpoints, for processes that do not hold the server
+ * object (the lab drives it from the CLI): all under `/stand-in/`, JSON in and out.
+ *   POST   /stand-in/pods                 body: a pod  -> ADDED/MODIFIED
+ *   DELETE /stand-in/pods/<ns>/<name>                 -> DELETED
+ *   POST   /stand-in/expire                           -> 410 for every resourceVersion so far
+ *   POST   /stand-in/drop                             -> reset every open watch
+ *   POST   /stand-in/bookmark                         -> BOOKMARK to watches that asked
+ *   GET    /stand-in/events                           -> the Events clients created
+ */
+import type { IncomingMessage } from 'node:http';
+import type { FakeApiServer } from './server.js';
+
+export function handleControl(server: FakeApiServer, req: IncomingMessage, url: URL, send: (code: number, body: unknown) => void): void {
+  const method = req.method ?? 'GET';
+  const path = url.pathname;
+  if (method === 'POST' && path === '/stand-in/pods') {
+    server.readJson(req, (body) => {
+      if (body === undefined) send(400, { error: 'body is not JSON' });
+      else send(200, server.putPod(body));
+    });
+    return;
+  }
+  const del = /^\/stand-in\/pods\/([^/]+)\/([^/]+)$/.exec(path);
+  if (method === 'DELETE' && del !== null) {
+    send(server.deletePod(del[1]!, del[2]!) ? 200 : 404, {});
+    return;
+  }
+  if (method === 'POST' && path === '/stand-in/expire') {
+    server.expireResourceVersions();
+    send(200, {});
+    return;
+  }
+  if (method === 'POST' && path === '/stand-in/drop') {
+    server.dropWatches();
+    send(200, {});
+    return;
+  }
+  if (method === 'POST' && path === '/stand-in/bookmark') {
+    server.sendBookmarks();
+    send(200, {});
+    return;
+  }
+  if (method === 'GET' && path === '/stand-in/events') {
+    send(200, server.events);
+    return;
+  }
+  send(404, { error: `stand-in: no control route ${method} ${path}` });
+}

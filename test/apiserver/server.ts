@@ -1,0 +1,332 @@
+/**
+ * A STAND-IN for the Kubernetes API server: no kube-apiserver, k3s or kind can be installed
+ * on these machines (see shared/lab-notes.md), so the agent's watch path is tested against
+ * this small HTTP server that speaks the API server's wire format for pods and events:
+ *
+ * - LIST  `GET /api/v1/pods?labelSelector=..&fieldSelector=..` (and `/api/v1/namespaces/<ns>/pods`):
+ *   a `PodList` with `metadata.resourceVersion`.
+ * - WATCH the same path with `watch=true&resourceVersion=N[&allowWatchBookmarks=true][&timeoutSeconds=S]`:
+ *   HTTP 200, chunked, one JSON event per line (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`),
+ *   replaying every change after N; a compacted N gets an `ERROR` event carrying a 410 `Status`
+ *   (reason `Expired`) and the stream ends, as the real server does.
+ * - `GET /api/v1/namespaces/<ns>/pods/<name>`, `POST /api/v1/namespaces/<ns>/events` (recorded).
+ *
+ * Tests program it directly (`putPod`, `deletePod`, `expireResourceVersions`, `dropWatches`,
+ * `failNext`); other processes (the lab) can do the same through `/stand-in/...` (control.ts).
+ * It is plain http on 127.0.0.1: `writeKubeconfig` writes a kubeconfig pointing at it.
+ * Equality-based label and field selectors only (`a=b`, `a==b`, `a!=b`, `a`, `!a`).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { matchesFieldSelector, matchesLabelSelector } from './selectors.js';
+import { handleControl } from './control.js';
+
+export type JsonObject = Record<string, unknown> & {
+  metadata?: Record<string, unknown> & { name?: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string> };
+};
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+interface HistoryEntry {
+  rv: number;
+  type: WatchEventType;
+  object: JsonObject;
+}
+
+interface OpenWatch {
+  res: ServerResponse;
+  labelSelector: string | undefined;
+  fieldSelector: string | undefined;
+  namespace: string | undefined;
+  bookmarks: boolean;
+  timer: NodeJS.Timeout | undefined;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+}
+
+function status(code: number, reason: string, message: string): JsonObject {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+}
+
+export class FakeApiServer {
+  private readonly server: Server;
+  private readonly pods = new Map<string, JsonObject>();
+  private readonly history: HistoryEntry[] = [];
+  private readonly watches = new Set<OpenWatch>();
+  private rv = 100;
+  /** Watches from a resourceVersion below this get 410 Gone. */
+  private compactedRv = 0;
+  private failures: Array<{ status: number; match: 'list' | 'watch' | 'any' }> = [];
+  private uidSeq = 0;
+  /** Every Event the clients created, in order. */
+  readonly events: JsonObject[] = [];
+  /** Every request, for assertions on how the client behaved (relists, bookmarks asked for). */
+  readonly requests: RecordedRequest[] = [];
+  url = '';
+
+  constructor() {
+    this.server = createServer((req, res) => this.handle(req, res));
+  }
+
+  async start(port = 0): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.url;
+  }
+
+  async close(): Promise<void> {
+    this.dropWatches();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** A kubeconfig for this server (plain http, a dummy token). */
+  writeKubeconfig(path: string): string {
+    const text = [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: stand-in',
+      // client-node refuses plain http unless TLS verification is off; there is no TLS here at all.
+      `  cluster: {server: "${this.url}", insecure-skip-tls-verify: true}`,
+      'users:',
+      '- name: stand-in',
+      '  user: {token: stand-in-token}',
+      'contexts:',
+      '- name: stand-in',
+      '  context: {cluster: stand-in, user: stand-in}',
+      'current-context: stand-in',
+      '',
+    ].join('\n');
+    writeFileSync(path, text);
+    return path;
+  }
+
+  get resourceVersion(): number {
+    return this.rv;
+  }
+
+  listPods(): JsonObject[] {
+    return [...this.pods.values()];
+  }
+
+  getPod(namespace: string, name: string): JsonObject | undefined {
+    return this.pods.get(`${namespace}/${name}`);
+  }
+
+  /** Creates or replaces a pod (ADDED or MODIFIED); fills uid/resourceVersion/creationTimestamp. */
+  putPod(pod: JsonObject): JsonObject {
+    const meta = pod.metadata ?? {};
+    const key = `${meta.namespace ?? 'default'}/${meta.name ?? ''}`;
+    const existing = this.pods.get(key);
+    this.rv += 1;
+    const stored: JsonObject = {
+      kind: 'Pod',
+      apiVersion: 'v1',
+      ...structuredClone(pod),
+      metadata: {
+        namespace: 'default',
+        creationTimestamp: new Date().toISOString(),
+        ...structuredClone(meta),
+        uid: meta.uid ?? (existing?.metadata?.uid) ?? `stand-in-uid-${++this.uidSeq}`,
+        resourceVersion: String(this.rv),
+      },
+    };
+    this.pods.set(key, stored);
+    this.publish({ rv: this.rv, type: existing === undefined ? 'ADDED' : 'MODIFIED', object: stored });
+    return stored;
+  }
+
+  /** Applies `change` to a copy of the stored pod and stores it (MODIFIED). */
+  modifyPod(namespace: string, name: string, change: (pod: JsonObject) => void): JsonObject {
+    const existing = this.pods.get(`${namespace}/${name}`);
+    if (existing === undefined) throw new Error(`stand-in: no pod ${namespace}/${name}`);
+    const copy = structuredClone(existing);
+    change(copy);
+    return this.putPod(copy);
+  }
+
+  /** Removes a pod (DELETED, carrying the last state with a new resourceVersion). */
+  deletePod(namespace: string, name: string): boolean {
+    const key = `${namespace}/${name}`;
+    const existing = this.pods.get(key);
+    if (existing === undefined) return false;
+    this.pods.delete(key);
+    this.rv += 1;
+    const object: JsonObject = { ...existing, metadata: { ...existing.metadata, resourceVersion: String(this.rv) } };
+    this.publish({ rv: this.rv, type: 'DELETED', object });
+    return true;
+  }
+
+  /**
+   * Compacts history: every resourceVersion handed out so far is too old to watch from. Open
+   * watches get an ERROR event with a 410 Status and end, so clients must relist.
+   */
+  expireResourceVersions(): void {
+    this.compactedRv = this.rv + 1;
+    this.history.length = 0;
+    for (const w of [...this.watches]) this.endWatch(w, status(410, 'Expired', `too old resource version: ${this.rv} (${this.compactedRv})`));
+  }
+
+  /** Ends every open watch abruptly (connection reset), as a restarting API server or LB would. */
+  dropWatches(): void {
+    for (const w of [...this.watches]) {
+      if (w.timer !== undefined) clearTimeout(w.timer);
+      this.watches.delete(w);
+      w.res.socket?.destroy();
+    }
+  }
+
+  /** Sends a BOOKMARK (current resourceVersion) to every watch that asked for bookmarks. */
+  sendBookmarks(): void {
+    for (const w of this.watches) {
+      if (!w.bookmarks) continue;
+      this.writeEvent(w, 'BOOKMARK', { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } });
+    }
+  }
+
+  /** The next `count` matching requests answer `statusCode` with a Status body. */
+  failNext(count: number, statusCode = 500, match: 'list' | 'watch' | 'any' = 'any'): void {
+    for (let i = 0; i < count; i++) this.failures.push({ status: statusCode, match });
+  }
+
+  get openWatches(): number {
+    return this.watches.size;
+  }
+
+  private publish(entry: HistoryEntry): void {
+    this.history.push(entry);
+    if (this.history.length > 10_000) this.history.shift();
+    for (const w of this.watches) {
+      if (this.visible(w, entry.object)) this.writeEvent(w, entry.type, entry.object);
+    }
+  }
+
+  private visible(w: { labelSelector: string | undefined; fieldSelector: string | undefined; namespace: string | undefined }, object: JsonObject): boolean {
+    if (w.namespace !== undefined && object.metadata?.namespace !== w.namespace) return false;
+    return matchesLabelSelector(w.labelSelector, object.metadata?.labels) && matchesFieldSelector(w.fieldSelector, object);
+  }
+
+  private writeEvent(w: OpenWatch, type: string, object: JsonObject): void {
+    w.res.write(`${JSON.stringify({ type, object })}\n`);
+  }
+
+  private endWatch(w: OpenWatch, error?: JsonObject): void {
+    if (w.timer !== undefined) clearTimeout(w.timer);
+    this.watches.delete(w);
+    if (error !== undefined) this.writeEvent(w, 'ERROR', error);
+    w.res.end();
+  }
+
+  private takeFailure(kind: 'list' | 'watch' | 'other'): number | undefined {
+    const index = this.failures.findIndex((f) => f.match === 'any' || f.match === kind);
+    if (index < 0) return undefined;
+    const [failure] = this.failures.splice(index, 1);
+    return failure?.status;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? '/', 'http://stand-in');
+    const query = Object.fromEntries(url.searchParams.entries());
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query });
+    const send = (code: number, body: unknown): void => {
+      res.writeHead(code, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (url.pathname.startsWith('/stand-in/')) {
+      handleControl(this, req, url, send);
+      return;
+    }
+    const podsPath = /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?pods$/.exec(url.pathname);
+    const podPath = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(url.pathname);
+    const eventsPath = /^\/api\/v1\/namespaces\/([^/]+)\/events$/.exec(url.pathname);
+    const isWatch = query.watch === 'true' || query.watch === '1';
+    const failure = this.takeFailure(podsPath !== null ? (isWatch ? 'watch' : 'list') : 'other');
+    if (failure !== undefined) {
+      send(failure, status(failure, 'InternalError', 'stand-in: injected failure'));
+      return;
+    }
+    if (podsPath !== null && req.method === 'GET') {
+      const namespace = podsPath[1];
+      if (isWatch) this.serveWatch(res, namespace, query);
+      else this.serveList(send, namespace, query);
+      return;
+    }
+    if (podPath !== null && req.method === 'GET') {
+      const pod = this.pods.get(`${podPath[1]}/${podPath[2]}`);
+      if (pod === undefined) send(404, status(404, 'NotFound', `pods "${podPath[2]}" not found`));
+      else send(200, pod);
+      return;
+    }
+    if (eventsPath !== null && req.method === 'POST') {
+      this.readJson(req, (body) => {
+        if (body === undefined) {
+          send(400, status(400, 'BadRequest', 'stand-in: body is not JSON'));
+          return;
+        }
+        this.rv += 1;
+        const event: JsonObject = { kind: 'Event', apiVersion: 'v1', ...body, metadata: { ...body.metadata, namespace: eventsPath[1], resourceVersion: String(this.rv), uid: `stand-in-event-${this.rv}` } };
+        this.events.push(event);
+        send(201, event);
+      });
+      return;
+    }
+    send(404, status(404, 'NotFound', `stand-in: no route ${req.method ?? ''} ${url.pathname}`));
+  }
+
+  readJson(req: IncomingMessage, then: (body: JsonObject | undefined) => void): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        then(JSON.parse(Buffer.concat(chunks).toString('utf8')) as JsonObject);
+      } catch {
+        then(undefined);
+      }
+    });
+  }
+
+  private serveList(send: (code: number, body: unknown) => void, namespace: string | undefined, query: Record<string, string>): void {
+    const filter = { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, namespace };
+    const items = [...this.pods.values()].filter((p) => this.visible(filter, p));
+    send(200, { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) }, items });
+  }
+
+  private serveWatch(res: ServerResponse, namespace: string | undefined, query: Record<string, string>): void {
+    const from = query.resourceVersion === undefined || query.resourceVersion === '' ? this.rv : Number(query.resourceVersion);
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    res.flushHeaders();
+    const w: OpenWatch = {
+      res,
+      labelSelector: query.labelSelector,
+      fieldSelector: query.fieldSelector,
+      namespace,
+      bookmarks: query.allowWatchBookmarks === 'true',
+      timer: undefined,
+    };
+    if (!Number.isFinite(from) || from < this.compactedRv) {
+      this.writeEvent(w, 'ERROR', status(410, 'Expired', `too old resource version: ${String(query.resourceVersion)} (${this.compactedRv})`));
+      res.end();
+      return;
+    }
+    if (from === 0) {
+      for (const pod of this.pods.values()) if (this.visible(w, pod)) this.writeEvent(w, 'ADDED', pod);
+    } else {
+      for (const entry of this.history) {
+        if (entry.rv > from && this.visible(w, entry.object)) this.writeEvent(w, entry.type, entry.object);
+      }
+    }
+    this.watches.add(w);
+    const timeout = Number(query.timeoutSeconds);
+    if (Number.isFinite(timeout) && timeout > 0) w.timer = setTimeout(() => this.endWatch(w), timeout * 1000);
+    res.on('close', () => {
+      if (w.timer !== undefined) clearTimeout(w.timer);
+      this.watches.delete(w);
+    });
+  }
+}
