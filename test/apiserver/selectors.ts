@@ -36,6 +36,6 @@ export function matchesFieldSelector(selector: string | undefined, object: Recor
       if (value === null || typeof value !== 'object') return undefined;
       value = (value as Record<string, unknown>)[part];
     }
-    return value === undefined || value === null ? undefined : String(value);
+    return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
   });
 }
