@@ -1,0 +1,9 @@
+import { Command } from 'commander';
+import { registerAgentCommands } from '../../../agent/commands.js';
+
+/** True once `conndrain agent` is registered (the lab's "with conndrain" runs need the real agent). */
+export function isAgentCommandAvailable(): boolean {
+  const program = new Command('conndrain');
+  registerAgentCommands(program);
+  return program.commands.some((command) => command.name() === 'agent');
+}

@@ -1,0 +1,8 @@
+/** Small timing helpers for scenarios. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function nowMs(): number {
+  return performance.timeOrigin + performance.now();
+}
