@@ -1,0 +1,193 @@
+/**
+ * Adaptive drains, one per drain id (hook kind `agent`). A drain never ends before
+ * `min-drain`; after it, it ends as soon as this node's conntrack shows no open flow to the
+ * pod's IPs (checked every `pollIntervalMs`), and at the latest at `drain`. It also ends when
+ * the pod leaves the API. Retries of the same id join the running drain (or get the finished
+ * drain's summary at once); waiters that go away end nothing but their own wait.
+ */
+import type { Logger } from 'pino';
+import { DEFAULT_ANNOTATION_LIMITS, type DrainSettings } from '../src/annotations.js';
+import { DEFAULT_MIN_DRAIN_SECONDS } from '../src/contract.js';
+import type { ConntrackApi } from '../native/lib/types.js';
+import type { Clock, TimerHandle } from './clock.js';
+import { countOpenFlows, type FlowTimeouts } from './flows.js';
+import type { CachedPod } from './pod-cache.js';
+
+export type DrainEnd = 'idle' | 'timeout' | 'pod-gone';
+
+export interface DrainSummary {
+  drainId: string;
+  pod: string;
+  ips: string[];
+  ended: DrainEnd;
+  elapsedMs: number;
+  minDrainMs: number;
+  drainMs: number;
+  /** Open flows at the last check (null when no check ran or it failed). */
+  openFlows: number | null;
+  checks: number;
+}
+
+export interface DrainSessionsOptions {
+  clock: Clock;
+  conntrack: ConntrackApi;
+  flowIdleMs: number;
+  pollIntervalMs: number;
+  timeouts: FlowTimeouts;
+  logger: Logger;
+  /** How long a finished drain's summary is kept for late retries. */
+  keepFinishedMs?: number;
+  onStart?(pod: CachedPod, settings: Pick<DrainSettings, 'drainMs' | 'minDrainMs'>): void;
+  onFinish?(pod: CachedPod, summary: DrainSummary): void;
+}
+
+/** The settings of a pod's drain; defaults (and a warning) when its annotations do not parse. */
+export function drainSettingsOf(pod: CachedPod, logger: Logger): Pick<DrainSettings, 'drainMs' | 'minDrainMs'> {
+  if (pod.drain.kind === 'on') return pod.drain.settings;
+  const drainMs = DEFAULT_ANNOTATION_LIMITS.defaultDrainMs;
+  logger.warn({ pod: pod.view.key, ips: pod.view.ips, annotations: pod.drain.kind === 'invalid' ? pod.drain.problems.map((p) => p.message) : 'off' }, 'drain annotations missing or invalid: using the defaults');
+  return { drainMs, minDrainMs: Math.min(DEFAULT_MIN_DRAIN_SECONDS * 1000, drainMs) };
+}
+
+class DrainSession {
+  readonly startedMs: number;
+  summary: DrainSummary | undefined;
+  readonly done: Promise<DrainSummary>;
+  private resolve!: (s: DrainSummary) => void;
+  private timers: TimerHandle[] = [];
+  private openFlows: number | null = null;
+  private checks = 0;
+  private checking = false;
+  private stopped = false;
+
+  constructor(
+    readonly drainId: string,
+    readonly pod: CachedPod,
+    readonly settings: Pick<DrainSettings, 'drainMs' | 'minDrainMs'>,
+    private readonly options: DrainSessionsOptions,
+    private readonly log: Logger,
+    private readonly ended: (session: DrainSession) => void,
+  ) {
+    this.startedMs = options.clock.now();
+    this.done = new Promise((resolve) => {
+      this.resolve = resolve;
+    });
+  }
+
+  start(): void {
+    const { clock } = this.options;
+    this.timers.push(clock.setTimeout(() => this.finish('timeout'), this.settings.drainMs));
+    this.timers.push(clock.setTimeout(() => this.check(), this.settings.minDrainMs));
+  }
+
+  private check(): void {
+    if (this.summary !== undefined || this.checking) return;
+    this.checking = true;
+    const { conntrack, flowIdleMs, timeouts, clock, pollIntervalMs } = this.options;
+    countOpenFlows(conntrack, this.pod.view.ips, flowIdleMs, timeouts)
+      .then((count) => {
+        this.checks += 1;
+        this.openFlows = count.open;
+        if (count.open === 0) {
+          this.finish('idle');
+          return;
+        }
+        this.log.debug({ openFlows: count.open, byProtocol: count.byProtocol }, 'drain: flows still open');
+      })
+      .catch((error: unknown) => {
+        this.checks += 1;
+        this.openFlows = null;
+        this.log.warn({ err: error }, 'drain: conntrack check failed; waiting for the next check or the drain deadline');
+      })
+      .finally(() => {
+        this.checking = false;
+        if (this.summary === undefined && !this.stopped) this.timers.push(clock.setTimeout(() => this.check(), pollIntervalMs));
+      });
+  }
+
+  stop(): void {
+    for (const t of this.timers) t.cancel();
+    this.timers = [];
+    this.stopped = true;
+  }
+
+  finish(how: DrainEnd): void {
+    if (this.stopped) return;
+    if (this.summary !== undefined) return;
+    for (const t of this.timers) t.cancel();
+    this.timers = [];
+    this.summary = {
+      drainId: this.drainId,
+      pod: this.pod.view.key,
+      ips: this.pod.view.ips,
+      ended: how,
+      elapsedMs: this.options.clock.now() - this.startedMs,
+      minDrainMs: this.settings.minDrainMs,
+      drainMs: this.settings.drainMs,
+      openFlows: this.openFlows,
+      checks: this.checks,
+    };
+    this.log.info({ ended: how, elapsedMs: this.summary.elapsedMs, openFlows: this.openFlows }, 'drain finished');
+    this.resolve(this.summary);
+    this.ended(this);
+  }
+}
+
+export type JoinResult = { kind: 'unknown' } | { kind: 'drain'; done: Promise<DrainSummary>; joined: boolean };
+
+export class DrainSessions {
+  private readonly sessions = new Map<string, DrainSession>();
+  private readonly forget = new Map<string, TimerHandle>();
+
+  constructor(
+    private readonly options: DrainSessionsOptions,
+    private readonly lookup: (drainId: string) => CachedPod | undefined,
+  ) {}
+
+  /** Drains not yet finished. */
+  get active(): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.summary === undefined) n += 1;
+    return n;
+  }
+
+  /** Starts the drain of `drainId`, or joins the one already running (or finished). */
+  join(drainId: string): JoinResult {
+    const existing = this.sessions.get(drainId);
+    if (existing !== undefined) return { kind: 'drain', done: existing.done, joined: true };
+    const pod = this.lookup(drainId);
+    if (pod === undefined) return { kind: 'unknown' };
+    const log = this.options.logger.child({ pod: pod.view.key, ips: pod.view.ips, drainId });
+    const settings = drainSettingsOf(pod, log);
+    const session = new DrainSession(drainId, pod, settings, this.options, log, (s) => this.onEnded(s));
+    this.sessions.set(drainId, session);
+    log.info({ minDrainMs: settings.minDrainMs, drainMs: settings.drainMs }, 'drain started');
+    this.options.onStart?.(pod, settings);
+    session.start();
+    return { kind: 'drain', done: session.done, joined: false };
+  }
+
+  /** The pod left the API: its running drain ends now (`pod-gone`). */
+  podGone(uid: string): void {
+    for (const s of this.sessions.values()) if (s.pod.view.uid === uid) s.finish('pod-gone');
+  }
+
+  /**
+   * Shutdown: stops every timer and answers nobody (the HTTP server drops the connections;
+   * a drain must not look finished because the agent is restarting).
+   */
+  close(): void {
+    for (const s of this.sessions.values()) s.stop();
+    for (const t of this.forget.values()) t.cancel();
+    this.forget.clear();
+  }
+
+  private onEnded(session: DrainSession): void {
+    if (session.summary !== undefined) this.options.onFinish?.(session.pod, session.summary);
+    const keep = this.options.keepFinishedMs ?? 10 * 60_000;
+    this.forget.set(session.drainId, this.options.clock.setTimeout(() => {
+      this.forget.delete(session.drainId);
+      if (this.sessions.get(session.drainId) === session) this.sessions.delete(session.drainId);
+    }, keep));
+  }
+}
