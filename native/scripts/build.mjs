@@ -23,9 +23,16 @@ if (!existsSync(join(nativeDir, 'binding.gyp'))) {
   console.log('netlink-native: no binding.gyp yet, nothing to build');
   process.exit(0);
 }
-const gyp = process.env.npm_config_node_gyp;
+// node-gyp: the one npm runs scripts with, else the copy bundled with npm next to this node
+// (run directly: `node native/scripts/build.mjs`), else one on PATH.
+const prefix = join(dirname(process.execPath), '..');
+const bundledGyp = join(prefix, 'lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js');
+const gyp = process.env.npm_config_node_gyp ?? (existsSync(bundledGyp) ? bundledGyp : undefined);
 const [cmd, args] = gyp ? [process.execPath, [gyp]] : ['node-gyp', []];
-const result = spawnSync(cmd, [...args, 'rebuild'], { cwd: nativeDir, stdio: 'inherit' });
+// Headers of the running node when its install has them (Debian's nodejs, official tarballs):
+// builds offline instead of downloading them.
+const nodedir = existsSync(join(prefix, 'include/node/common.gypi')) ? [`--nodedir=${prefix}`] : [];
+const result = spawnSync(cmd, [...args, 'rebuild', ...nodedir], { cwd: nativeDir, stdio: 'inherit' });
 if (result.status !== 0) {
   console.error('netlink-native: build failed. It needs python3, make, a C compiler and Node headers (Debian: build-essential python3).');
   process.exit(result.status ?? 1);

@@ -1,0 +1,28 @@
+{
+  # netlink-native: ctnetlink (conntrack) and IPVS generic netlink over plain N-API.
+  # Linux only: on other systems there is no target and the loader (lib/index.ts)
+  # throws a clear error; native/scripts/build.mjs skips the build there.
+  "targets": [
+    {
+      "target_name": "netlink_native",
+      "conditions": [
+        ["OS=='linux'", {
+          "sources": [
+            "src/addon.c",
+            "src/netlink.c",
+            "src/ct_filter.c",
+            "src/ct_parse.c",
+            "src/conntrack.c",
+            "src/netns.c",
+            "src/nl_batch.c"
+          ],
+          "cflags": ["-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-fvisibility=hidden"],
+          "cflags!": ["-O3"],
+          "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"]
+        }, {
+          "type": "none"
+        }]
+      ]
+    }
+  ]
+}

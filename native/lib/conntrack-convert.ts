@@ -1,0 +1,137 @@
+/** Converts between the typed conntrack API and the addon's raw op arguments/results. */
+import { PROTOCOL_NUMBERS, protocolName, stateName, stateNumber, statusBits, statusFlagNames } from './conntrack-names.js';
+import type { CheckedFilter } from './conntrack-validate.js';
+import type { ConntrackEntry, ConntrackProtocol, ConntrackTuple, DeleteConntrackResult, IpFamily } from './types.js';
+
+export interface RawFilterArgs {
+  addresses?: string[];
+  match?: string[];
+  protocols?: number[];
+  zone?: number;
+}
+
+export function toRawFilter(f: CheckedFilter): RawFilterArgs {
+  const raw: RawFilterArgs = {};
+  if (f.addresses !== undefined) raw.addresses = f.addresses;
+  if (f.match.length > 0) raw.match = f.match;
+  if (f.protocols !== undefined) raw.protocols = f.protocols.map((p) => PROTOCOL_NUMBERS[p]);
+  if (f.zone !== undefined) raw.zone = f.zone;
+  return raw;
+}
+
+interface RawTuple { src: string; dst: string; srcPort?: number; dstPort?: number; icmpId?: number; icmpType?: number; icmpCode?: number }
+
+export interface RawEntry {
+  family: number;
+  protocolNumber: number;
+  original: RawTuple;
+  reply: RawTuple;
+  state?: number;
+  timeout: number;
+  mark: number;
+  zone: number;
+  status: number;
+  id: number;
+}
+
+export interface RawListResult {
+  entries: RawEntry[];
+  scanned: number;
+  bufferGrowths: number;
+  restarts: number;
+  unparsed: number;
+  ms: number;
+}
+
+/** Everything ct_delete reports: the public counts plus diagnostics for tests and benches. */
+export interface RawDeleteResult extends DeleteConntrackResult {
+  firstErrno: number;
+  sends: number;
+  ackOverruns: number;
+  resent: number;
+  dumpRestarts: number;
+  bufferGrowths: number;
+  unparsed: number;
+}
+
+function toTuple(t: RawTuple): ConntrackTuple {
+  const out: ConntrackTuple = { src: t.src, dst: t.dst };
+  if (t.srcPort !== undefined) out.srcPort = t.srcPort;
+  if (t.dstPort !== undefined) out.dstPort = t.dstPort;
+  if (t.icmpId !== undefined) out.icmpId = t.icmpId;
+  if (t.icmpType !== undefined) out.icmpType = t.icmpType;
+  if (t.icmpCode !== undefined) out.icmpCode = t.icmpCode;
+  return out;
+}
+
+export function toEntry(raw: RawEntry): ConntrackEntry {
+  const entry: ConntrackEntry = {
+    family: raw.family as IpFamily,
+    protocol: protocolName(raw.protocolNumber),
+    protocolNumber: raw.protocolNumber,
+    original: toTuple(raw.original),
+    reply: toTuple(raw.reply),
+    timeout: raw.timeout,
+    mark: raw.mark,
+    zone: raw.zone,
+    status: raw.status,
+    statusFlags: statusFlagNames(raw.status),
+    id: raw.id,
+  };
+  if (raw.state !== undefined) entry.state = stateName(raw.protocolNumber, raw.state);
+  return entry;
+}
+
+export function toDeleteResult(raw: RawDeleteResult): DeleteConntrackResult {
+  return { scanned: raw.scanned, matched: raw.matched, deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, ms: raw.ms };
+}
+
+/**
+ * TEST AND BENCH SUPPORT: entries created with IPCTNL_MSG_CT_NEW (not part of NetlinkApi).
+ * `count` entries: entry i has orig src = origSrc + (i % srcCount), sport = srcPort +
+ * floor(i / srcCount) % 60000, reply src = replySrc + (i % replySrcCount) (default origDst:
+ * no NAT), reply dst/dport = orig src/sport. The last 32 bits of an address are incremented.
+ */
+export interface ConntrackFillSpec {
+  protocol: ConntrackProtocol;
+  origSrc: string;
+  origDst: string;
+  replySrc?: string;
+  count?: number;
+  srcCount?: number;
+  replySrcCount?: number;
+  srcPort?: number;
+  dstPort?: number;
+  replySrcPort?: number;
+  /** TCP or SCTP state name (`ESTABLISHED`...). */
+  state?: string;
+  zone?: number;
+  mark?: number;
+  timeout?: number;
+  /** `IPS_*` names to set (`ASSURED`, `SEEN_REPLY`, ...). */
+  statusFlags?: string[];
+}
+
+export interface ConntrackFillResult {
+  created: number;
+  exists: number;
+  failed: number;
+  firstErrno: number;
+  sends: number;
+  ackOverruns: number;
+  resent: number;
+  ms: number;
+}
+
+export function toRawFillSpec(spec: ConntrackFillSpec): Record<string, unknown> {
+  const protocol = PROTOCOL_NUMBERS[spec.protocol];
+  const { state, statusFlags, ...rest } = spec;
+  const raw: Record<string, unknown> = { ...rest, protocol };
+  if (state !== undefined) {
+    const n = stateNumber(protocol, state);
+    if (n === undefined) throw new Error(`unknown ${spec.protocol} state ${state}`);
+    raw.state = n;
+  }
+  if (statusFlags !== undefined) raw.status = statusBits(statusFlags);
+  return raw;
+}

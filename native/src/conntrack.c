@@ -1,0 +1,520 @@
+/*
+ * conntrack.c: ctnetlink dump, filtered delete, statistics and (test support) bulk insert.
+ *
+ * Kernel facts this file depends on (net/netfilter/nf_conntrack_netlink.c, 6.1 .. 6.18):
+ * - We never send CTA_FILTER. ctnetlink_filter_match_tuple() compares IPv6 addresses with
+ *   `!ipv6_addr_cmp(...)` where it means a mismatch, so an IPv6 address filter selects every
+ *   entry EXCEPT that address; and a filtered IPCTNL_MSG_CT_DELETE (flush) only exists from
+ *   6.12 and reports no count. Instead one unfiltered dump (AF_UNSPEC: both families) is
+ *   matched here against a hash set of addresses, protocols and the zone.
+ * - ctnetlink_del_conntrack() looks the entry up with the zone parsed from CTA_ZONE
+ *   (ctnetlink_parse_zone): a delete in a non-default zone fails with ENOENT unless CTA_ZONE
+ *   is echoed. It also compares CTA_ID with nf_ct_get_id() and answers ENOENT on mismatch,
+ *   so a new entry that reuses the tuple (IP reuse by a live pod) is never deleted.
+ * - ctnetlink_del_conntrack() FLUSHES THE TABLE when the request carries neither
+ *   CTA_TUPLE_ORIG nor CTA_TUPLE_REPLY (ctnetlink_flush_conntrack). A delete is therefore only
+ *   ever built from an entry whose original tuple we hold (see add_delete()).
+ * - ctnetlink_dump_table() resumes each dump chunk after the last entry that did not fit, by
+ *   reference/id, and restarts that bucket if it is gone: deleting entries we have already
+ *   received while the dump is paused loses nothing (at worst an entry is seen twice).
+ * - Dump chunks are sized from the reader's buffer (netlink_recvmsg caps max_recvmsg_len at
+ *   32 KiB); a smaller buffer truncates them. nl_recv() peeks sizes and never truncates.
+ */
+#include "conntrack.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_conntrack.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+
+#define CT_TYPE(msg) ((uint16_t)((NFNL_SUBSYS_CTNETLINK << 8) | (msg)))
+#define CT_DUMP_MAX_RESTARTS 3
+#define CT_INSERT_BATCH 512
+
+int ct_conn_open(struct ct_conn *c, const struct ct_conn_options *o)
+{
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->dump.fd = c->req.fd = -1;
+	err = nl_open(&c->dump, NETLINK_NETFILTER, 0, o ? o->recv_buffer : 0);
+	if (err < 0)
+		return err;
+	c->dump.no_peek = o ? o->no_peek : 0;
+	err = nl_open(&c->req, NETLINK_NETFILTER, o && o->req_rcvbuf ? o->req_rcvbuf : CT_DEFAULT_REQ_RCVBUF, 0);
+	if (err < 0) {
+		nl_close(&c->dump);
+		return err;
+	}
+	c->delete_batch = o && o->delete_batch ? o->delete_batch : CT_DEFAULT_DELETE_BATCH;
+	return 0;
+}
+
+void ct_conn_close(struct ct_conn *c)
+{
+	nl_close(&c->dump);
+	nl_close(&c->req);
+}
+
+static void put_nfgen(struct nl_buf *b, uint8_t family, uint16_t res_id)
+{
+	struct nfgenmsg g = { .nfgen_family = family, .version = NFNETLINK_V0, .res_id = htons(res_id) };
+	nl_put(b, &g, sizeof(g));
+}
+
+/* ------------------------------------------------------------------ dump */
+
+typedef int (*ct_entry_cb)(const struct ct_entry *e, void *ctx);
+
+/* Reads what is left of a dump without blocking. netlink_recvmsg() fills the next chunk
+ * synchronously (netlink_dump) before returning, so EAGAIN means the dump is over. */
+static void drain(struct nl_sock *s)
+{
+	for (int i = 0; i < 1000000; i++) {
+		ssize_t n = nl_recv(s, MSG_DONTWAIT);
+		if (n == -EAGAIN || n == -EWOULDBLOCK || n == -EBADF || n == -ETIMEDOUT)
+			return;
+	}
+}
+
+/* One dump pass over the table (both families), calling cb for every parsed entry.
+ * Returns 0, -ENOBUFS when the kernel dropped part of the dump (the caller may restart), or
+ * another -errno. On any error the rest of the dump is drained so the socket stays usable. */
+static int ct_dump_pass(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_diag *diag)
+{
+	struct nl_buf b;
+	uint32_t seq = nl_next_seq(&c->dump);
+	uint32_t grown_before = c->dump.grown;
+	int err = 0;
+	int overrun = 0;
+	size_t off;
+
+	nl_buf_init(&b);
+	off = nl_msg_begin(&b, CT_TYPE(IPCTNL_MSG_CT_GET), NLM_F_REQUEST | NLM_F_DUMP, seq);
+	put_nfgen(&b, AF_UNSPEC, 0);
+	nl_msg_end(&b, off);
+	err = b.failed ? -ENOMEM : nl_send(&c->dump, b.data, b.len);
+	nl_buf_free(&b);
+	if (err < 0)
+		return err;
+	for (;;) {
+		struct nl_msg_iter it;
+		const struct nlmsghdr *h;
+		ssize_t n = nl_recv(&c->dump, 0);
+
+		if (n == -ENOBUFS) {
+			overrun = 1; /* entries were dropped; read on to the end, then report */
+			continue;
+		}
+		if (n < 0) {
+			err = (int)n;
+			goto fail;
+		}
+		nl_msg_iter_init(&it, c->dump.buf, (size_t)n);
+		while ((h = nl_msg_next(&it)) != NULL) {
+			struct ct_entry e;
+			if (h->nlmsg_seq != seq || h->nlmsg_pid != c->dump.portid)
+				continue;
+			if (h->nlmsg_type == NLMSG_DONE)
+				goto done;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				int e2 = 0;
+				err = nl_msg_error(h, &e2) < 0 ? -EBADMSG : e2;
+				if (err == 0)
+					goto done;
+				goto fail;
+			}
+			if (h->nlmsg_type != CT_TYPE(IPCTNL_MSG_CT_NEW))
+				continue;
+			if (ct_parse_entry(h, &e) < 0) {
+				diag->unparsed++;
+				continue;
+			}
+			err = cb(&e, ctx);
+			if (err < 0)
+				goto fail;
+		}
+		if (it.bad) {
+			err = -EBADMSG;
+			goto fail;
+		}
+	}
+done:
+	diag->buffer_growths += c->dump.grown - grown_before;
+	return overrun ? -ENOBUFS : 0;
+fail:
+	diag->buffer_growths += c->dump.grown - grown_before;
+	drain(&c->dump);
+	return err;
+}
+
+/* ------------------------------------------------------------------ list */
+
+struct list_ctx {
+	const struct ct_filter *f;
+	size_t limit;
+	struct ct_entry_list *out;
+	uint64_t scanned;
+};
+
+void ct_entry_list_free(struct ct_entry_list *l)
+{
+	free(l->items);
+	memset(l, 0, sizeof(*l));
+}
+
+static int list_cb(const struct ct_entry *e, void *p)
+{
+	struct list_ctx *ctx = p;
+	struct ct_entry_list *l = ctx->out;
+
+	ctx->scanned++;
+	if (l->count >= ctx->limit || !ct_entry_matches(e, ctx->f))
+		return 0;
+	if (l->count == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct ct_entry *items = realloc(l->items, cap * sizeof(*items));
+		if (!items)
+			return -ENOMEM;
+		l->items = items;
+		l->cap = cap;
+	}
+	l->items[l->count] = *e;
+	l->items[l->count].orig_attr = NULL; /* points into the receive buffer */
+	l->count++;
+	return 0;
+}
+
+int ct_list(struct ct_conn *c, const struct ct_filter *f, size_t limit, struct ct_entry_list *out,
+	    uint64_t *scanned, struct ct_dump_diag *diag)
+{
+	struct list_ctx ctx = { .f = f, .limit = limit, .out = out, .scanned = 0 };
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	for (int attempt = 0;; attempt++) {
+		ctx.scanned = 0;
+		out->count = 0;
+		err = ct_dump_pass(c, list_cb, &ctx, diag);
+		if (err != -ENOBUFS || attempt >= CT_DUMP_MAX_RESTARTS)
+			break;
+		diag->restarts++;
+	}
+	*scanned = ctx.scanned;
+	if (err < 0)
+		ct_entry_list_free(out);
+	return err;
+}
+
+/* ------------------------------------------------------------------ delete */
+
+struct delete_ctx {
+	struct ct_conn *c;
+	const struct ct_filter *f;
+	int dry_run;
+	struct nl_batch batch;
+	struct ct_delete_result *r;
+};
+
+static void delete_ack(size_t index, int error, int resent, void *p)
+{
+	struct ct_delete_result *r = p;
+	(void)index;
+
+	if (error == 0)
+		r->deleted++;
+	else if (error == -ENOENT)
+		/* ENOENT: gone already, or (on a resend after a lost ACK) taken by our first delete. */
+		(resent ? r->deleted++ : r->already_gone++);
+	else {
+		r->failed++;
+		if (!r->first_error)
+			r->first_error = error;
+	}
+}
+
+static int flush_deletes(struct delete_ctx *ctx)
+{
+	if (ctx->batch.count == 0)
+		return 0;
+	return nl_batch_flush(&ctx->c->req, &ctx->batch, ctx->c->delete_batch, delete_ack, ctx->r, &ctx->r->batch);
+}
+
+/* Builds IPCTNL_MSG_CT_DELETE for one entry: its original tuple exactly as the kernel sent it,
+ * CTA_ZONE (even for zone 0) and CTA_ID. */
+static int add_delete(struct delete_ctx *ctx, const struct ct_entry *e)
+{
+	struct nl_batch *b = &ctx->batch;
+	size_t off;
+
+	/* Never without the tuple: ctnetlink_del_conntrack() would flush the whole table. */
+	if (!e->orig_attr || e->orig_attr->nla_len <= NLA_HDRLEN)
+		return -EINVAL;
+	off = nl_batch_msg_begin(b, CT_TYPE(IPCTNL_MSG_CT_DELETE), 0);
+	put_nfgen(&b->msgs, e->family == 6 ? AF_INET6 : AF_INET, 0);
+	nl_put(&b->msgs, e->orig_attr, e->orig_attr->nla_len);
+	nl_attr_put_be16(&b->msgs, CTA_ZONE, e->zone);
+	if (e->has_id)
+		nl_attr_put_be32(&b->msgs, CTA_ID, e->id);
+	return nl_batch_msg_end(b, off);
+}
+
+static int delete_cb(const struct ct_entry *e, void *p)
+{
+	struct delete_ctx *ctx = p;
+	int err;
+
+	ctx->r->scanned++;
+	if (!ct_entry_matches(e, ctx->f))
+		return 0;
+	ctx->r->matched++;
+	if (ctx->dry_run)
+		return 0;
+	err = add_delete(ctx, e);
+	if (err < 0)
+		return err;
+	/* The dump socket waits (it is pulled by recvmsg) while the batch goes out on the other. */
+	if (ctx->batch.count >= ctx->c->delete_batch)
+		return flush_deletes(ctx);
+	return 0;
+}
+
+int ct_delete(struct ct_conn *c, const struct ct_filter *f, int dry_run, struct ct_delete_result *out)
+{
+	struct delete_ctx ctx = { .c = c, .f = f, .dry_run = dry_run, .r = out };
+	int err, flush_err;
+
+	memset(out, 0, sizeof(*out));
+	nl_batch_init(&ctx.batch);
+	for (int attempt = 0;; attempt++) {
+		err = ct_dump_pass(c, delete_cb, &ctx, &out->dump);
+		flush_err = flush_deletes(&ctx);
+		if (err == 0)
+			err = flush_err;
+		if (err != -ENOBUFS || attempt >= CT_DUMP_MAX_RESTARTS)
+			break;
+		/* Part of the dump was dropped: walk again. Deleted entries will not come back;
+		 * count as matched only what was acted on plus what the new pass matches. */
+		out->dump.restarts++;
+		out->scanned = 0;
+		out->matched = dry_run ? 0 : out->deleted + out->already_gone + out->failed;
+	}
+	nl_batch_free(&ctx.batch);
+	return err;
+}
+
+/* ------------------------------------------------------------------ stats */
+
+static int stats_global_cb(const struct nlmsghdr *h, void *p)
+{
+	struct ct_stats *s = p;
+	const struct nlattr *tb[CTA_STATS_GLOBAL_MAX + 1];
+	size_t hdr = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct nfgenmsg));
+
+	if (h->nlmsg_len < hdr)
+		return -EBADMSG;
+	if (nl_attr_parse((const uint8_t *)h + hdr, h->nlmsg_len - hdr, tb, CTA_STATS_GLOBAL_MAX) < 0)
+		return -EBADMSG;
+	(void)nl_attr_get_be32(tb[CTA_STATS_GLOBAL_ENTRIES], &s->count);
+	(void)nl_attr_get_be32(tb[CTA_STATS_GLOBAL_MAX_ENTRIES], &s->max);
+	return 0;
+}
+
+static int stats_cpu_cb(const struct nlmsghdr *h, void *p)
+{
+	struct ct_stats *s = p;
+	const struct nlattr *tb[CTA_STATS_MAX + 1];
+	const struct nfgenmsg *g;
+	struct ct_cpu_stats *cpu;
+	size_t hdr = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct nfgenmsg));
+
+	if (h->nlmsg_len < hdr)
+		return -EBADMSG;
+	if (nl_attr_parse((const uint8_t *)h + hdr, h->nlmsg_len - hdr, tb, CTA_STATS_MAX) < 0)
+		return -EBADMSG;
+	cpu = realloc(s->cpus, (s->ncpus + 1) * sizeof(*cpu));
+	if (!cpu)
+		return -ENOMEM;
+	s->cpus = cpu;
+	cpu = &s->cpus[s->ncpus++];
+	memset(cpu, 0, sizeof(*cpu));
+	g = NLMSG_DATA(h);
+	cpu->cpu = ntohs(g->res_id); /* ctnetlink_ct_stat_cpu_fill_info puts the CPU in res_id */
+	(void)nl_attr_get_be32(tb[CTA_STATS_FOUND], &cpu->found);
+	(void)nl_attr_get_be32(tb[CTA_STATS_INVALID], &cpu->invalid);
+	(void)nl_attr_get_be32(tb[CTA_STATS_INSERT], &cpu->insert);
+	(void)nl_attr_get_be32(tb[CTA_STATS_INSERT_FAILED], &cpu->insert_failed);
+	(void)nl_attr_get_be32(tb[CTA_STATS_DROP], &cpu->drop);
+	(void)nl_attr_get_be32(tb[CTA_STATS_EARLY_DROP], &cpu->early_drop);
+	(void)nl_attr_get_be32(tb[CTA_STATS_ERROR], &cpu->error);
+	(void)nl_attr_get_be32(tb[CTA_STATS_SEARCH_RESTART], &cpu->search_restart);
+	(void)nl_attr_get_be32(tb[CTA_STATS_CLASH_RESOLVE], &cpu->clash_resolve);
+	(void)nl_attr_get_be32(tb[CTA_STATS_CHAIN_TOOLONG], &cpu->chain_toolong);
+	return 0;
+}
+
+int ct_get_stats(struct ct_conn *c, struct ct_stats *out)
+{
+	struct nl_buf b;
+	uint32_t seq;
+	size_t off;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	nl_buf_init(&b);
+	/* IPCTNL_MSG_CT_GET_STATS (ctnetlink_stat_ct): entries of this netns and nf_conntrack_max. */
+	seq = nl_next_seq(&c->req);
+	off = nl_msg_begin(&b, CT_TYPE(IPCTNL_MSG_CT_GET_STATS), NLM_F_REQUEST | NLM_F_ACK, seq);
+	put_nfgen(&b, AF_UNSPEC, 0);
+	nl_msg_end(&b, off);
+	err = nl_transact(&c->req, &b, seq, stats_global_cb, out);
+	if (err == 0) {
+		/* IPCTNL_MSG_CT_GET_STATS_CPU (ctnetlink_ct_stat_cpu_dump): one message per CPU. */
+		nl_buf_reset(&b);
+		seq = nl_next_seq(&c->dump);
+		off = nl_msg_begin(&b, CT_TYPE(IPCTNL_MSG_CT_GET_STATS_CPU), NLM_F_REQUEST | NLM_F_DUMP, seq);
+		put_nfgen(&b, AF_UNSPEC, 0);
+		nl_msg_end(&b, off);
+		err = nl_transact(&c->dump, &b, seq, stats_cpu_cb, out);
+	}
+	nl_buf_free(&b);
+	if (err < 0)
+		ct_stats_free(out);
+	return err;
+}
+
+void ct_stats_free(struct ct_stats *s)
+{
+	free(s->cpus);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ------------------------------------------------------------------ insert (test support) */
+
+static void addr_add(struct ct_addr *a, uint32_t n)
+{
+	size_t at = a->family == 4 ? 0 : 12;
+	uint32_t v;
+
+	memcpy(&v, a->bytes + at, 4);
+	v = htonl(ntohl(v) + n);
+	memcpy(a->bytes + at, &v, 4);
+}
+
+static void put_tuple(struct nl_buf *b, uint16_t type, const struct ct_addr *src, const struct ct_addr *dst,
+		      uint8_t proto, int ports, uint16_t sport, uint16_t dport)
+{
+	size_t tuple = nl_nest_begin(b, type);
+	size_t ip = nl_nest_begin(b, CTA_TUPLE_IP);
+	size_t pr;
+
+	if (src->family == 4) {
+		nl_attr_put(b, CTA_IP_V4_SRC, src->bytes, 4);
+		nl_attr_put(b, CTA_IP_V4_DST, dst->bytes, 4);
+	} else {
+		nl_attr_put(b, CTA_IP_V6_SRC, src->bytes, 16);
+		nl_attr_put(b, CTA_IP_V6_DST, dst->bytes, 16);
+	}
+	nl_nest_end(b, ip);
+	pr = nl_nest_begin(b, CTA_TUPLE_PROTO);
+	nl_attr_put_u8(b, CTA_PROTO_NUM, proto);
+	if (ports) {
+		nl_attr_put_be16(b, CTA_PROTO_SRC_PORT, sport);
+		nl_attr_put_be16(b, CTA_PROTO_DST_PORT, dport);
+	}
+	nl_nest_end(b, pr);
+	nl_nest_end(b, tuple);
+}
+
+static int proto_has_ports(uint8_t p)
+{
+	return p == IPPROTO_TCP || p == IPPROTO_UDP || p == IPPROTO_SCTP || p == IPPROTO_UDPLITE || p == IPPROTO_DCCP;
+}
+
+static void insert_ack(size_t index, int error, int resent, void *p)
+{
+	struct ct_insert_result *r = p;
+	(void)index;
+
+	if (error == 0)
+		r->created++;
+	else if (error == -EEXIST)
+		(resent ? r->created++ : r->exists++);
+	else {
+		r->failed++;
+		if (!r->first_error)
+			r->first_error = error;
+	}
+}
+
+static int add_insert(struct nl_batch *b, const struct ct_insert_spec *s, uint32_t i)
+{
+	struct ct_addr osrc = s->orig_src, rsrc = s->reply_src;
+	uint32_t src_count = s->src_count ? s->src_count : 1;
+	uint32_t rcount = s->reply_src_count ? s->reply_src_count : 1;
+	int ports = proto_has_ports(s->proto);
+	uint16_t sport = (uint16_t)(s->src_port + (i / src_count) % 60000);
+	size_t off;
+
+	addr_add(&osrc, i % src_count);
+	addr_add(&rsrc, i % rcount);
+	off = nl_batch_msg_begin(b, CT_TYPE(IPCTNL_MSG_CT_NEW), NLM_F_CREATE | NLM_F_EXCL);
+	put_nfgen(&b->msgs, s->orig_src.family == 6 ? AF_INET6 : AF_INET, 0);
+	put_tuple(&b->msgs, CTA_TUPLE_ORIG, &osrc, &s->orig_dst, s->proto, ports, sport, s->dst_port);
+	put_tuple(&b->msgs, CTA_TUPLE_REPLY, &rsrc, &osrc, s->proto, ports, s->reply_src_port, sport);
+	nl_attr_put_be32(&b->msgs, CTA_TIMEOUT, s->timeout ? s->timeout : 600);
+	/* The entry is already confirmed when ctnetlink_change_status() applies CTA_STATUS, and
+	 * that function answers EBUSY when IPS_CONFIRMED would change: keep it set. */
+	if (s->status)
+		nl_attr_put_be32(&b->msgs, CTA_STATUS, s->status | IPS_CONFIRMED);
+	if (s->mark)
+		nl_attr_put_be32(&b->msgs, CTA_MARK, s->mark);
+	if (s->zone >= 0)
+		nl_attr_put_be16(&b->msgs, CTA_ZONE, (uint16_t)s->zone);
+	if (s->state && (s->proto == IPPROTO_TCP || s->proto == IPPROTO_SCTP)) {
+		size_t pi = nl_nest_begin(&b->msgs, CTA_PROTOINFO);
+		if (s->proto == IPPROTO_TCP) {
+			size_t t = nl_nest_begin(&b->msgs, CTA_PROTOINFO_TCP);
+			nl_attr_put_u8(&b->msgs, CTA_PROTOINFO_TCP_STATE, s->state);
+			nl_nest_end(&b->msgs, t);
+		} else {
+			/* nlattr_to_sctp() wants the state and both verification tags. */
+			size_t t = nl_nest_begin(&b->msgs, CTA_PROTOINFO_SCTP);
+			nl_attr_put_u8(&b->msgs, CTA_PROTOINFO_SCTP_STATE, s->state);
+			nl_attr_put_be32(&b->msgs, CTA_PROTOINFO_SCTP_VTAG_ORIGINAL, 0x1000 + i);
+			nl_attr_put_be32(&b->msgs, CTA_PROTOINFO_SCTP_VTAG_REPLY, 0x2000 + i);
+			nl_nest_end(&b->msgs, t);
+		}
+		nl_nest_end(&b->msgs, pi);
+	}
+	return nl_batch_msg_end(b, off);
+}
+
+int ct_insert(struct ct_conn *c, const struct ct_insert_spec *specs, size_t nspecs, struct ct_insert_result *out)
+{
+	struct nl_batch b;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	nl_batch_init(&b);
+	for (size_t k = 0; k < nspecs && !err; k++) {
+		const struct ct_insert_spec *s = &specs[k];
+		if (s->orig_src.family != s->orig_dst.family || s->orig_src.family != s->reply_src.family) {
+			err = -EINVAL;
+			break;
+		}
+		for (uint32_t i = 0; i < s->count && !err; i++) {
+			err = add_insert(&b, s, i);
+			if (!err && b.count >= CT_INSERT_BATCH)
+				err = nl_batch_flush(&c->req, &b, CT_INSERT_BATCH, insert_ack, out, &out->batch);
+		}
+	}
+	if (!err)
+		err = nl_batch_flush(&c->req, &b, CT_INSERT_BATCH, insert_ack, out, &out->batch);
+	nl_batch_free(&b);
+	return err;
+}

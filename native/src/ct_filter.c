@@ -1,0 +1,107 @@
+/* ct_filter.c: the address hash set and filter defaults (see ct_filter.h). */
+#include "ct_filter.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t hash_addr(const struct ct_addr *a)
+{
+	/* FNV-1a over family + bytes, then a final mix: cheap and good enough for IP sets. */
+	uint64_t h = 1469598103934665603ULL;
+	size_t n = a->family == 4 ? 4 : 16;
+	h = (h ^ a->family) * 1099511628211ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ a->bytes[i]) * 1099511628211ULL;
+	h ^= h >> 29;
+	return h;
+}
+
+int ct_addr_set_init(struct ct_addr_set *set, size_t expected)
+{
+	size_t cap = 16;
+
+	memset(set, 0, sizeof(*set));
+	while (cap < expected * 2 + 1) {
+		if (cap > ((size_t)1 << 40))
+			return -EINVAL;
+		cap <<= 1;
+	}
+	set->slots = calloc(cap, sizeof(*set->slots));
+	set->used = calloc(cap, 1);
+	if (!set->slots || !set->used) {
+		ct_addr_set_free(set);
+		return -ENOMEM;
+	}
+	set->mask = cap - 1;
+	return 0;
+}
+
+void ct_addr_set_free(struct ct_addr_set *set)
+{
+	free(set->slots);
+	free(set->used);
+	memset(set, 0, sizeof(*set));
+}
+
+static int same(const struct ct_addr *x, const struct ct_addr *y)
+{
+	return x->family == y->family && memcmp(x->bytes, y->bytes, 16) == 0;
+}
+
+int ct_addr_set_has(const struct ct_addr_set *set, const struct ct_addr *a)
+{
+	size_t i;
+
+	if (!set->slots)
+		return 0;
+	for (i = hash_addr(a) & set->mask; set->used[i]; i = (i + 1) & set->mask)
+		if (same(&set->slots[i], a))
+			return 1;
+	return 0;
+}
+
+int ct_addr_set_add(struct ct_addr_set *set, const struct ct_addr *a)
+{
+	size_t i;
+
+	if (!set->slots)
+		return -EINVAL;
+	if ((set->count + 1) * 2 > set->mask + 1)
+		return -ENOSPC; /* sized by the caller from the address count */
+	for (i = hash_addr(a) & set->mask; set->used[i]; i = (i + 1) & set->mask)
+		if (same(&set->slots[i], a))
+			return 0;
+	set->slots[i] = *a;
+	set->used[i] = 1;
+	set->count++;
+	return 0;
+}
+
+int ct_addr_parse(const char *text, struct ct_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, text, a->bytes) == 1) {
+		a->family = 4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, text, a->bytes) == 1) {
+		a->family = 6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+void ct_filter_init(struct ct_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->zone = -1;
+}
+
+void ct_filter_free(struct ct_filter *f)
+{
+	ct_addr_set_free(&f->addrs);
+	memset(f, 0, sizeof(*f));
+	f->zone = -1;
+}

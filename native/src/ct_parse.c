@@ -1,0 +1,148 @@
+/* ct_parse.c: parsing of ctnetlink conntrack messages (see ct_parse.h). */
+#include "ct_parse.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_conntrack.h>
+#include "netlink.h"
+
+static int parse_ip(const struct nlattr *nest, struct ct_tuple *t)
+{
+	const struct nlattr *tb[CTA_IP_MAX + 1];
+
+	if (nl_attr_parse(nl_attr_data(nest), nl_attr_len(nest), tb, CTA_IP_MAX) < 0)
+		return -EBADMSG;
+	if (tb[CTA_IP_V4_SRC] && tb[CTA_IP_V4_DST] && nl_attr_len(tb[CTA_IP_V4_SRC]) >= 4 &&
+	    nl_attr_len(tb[CTA_IP_V4_DST]) >= 4) {
+		t->src.family = t->dst.family = 4;
+		memcpy(t->src.bytes, nl_attr_data(tb[CTA_IP_V4_SRC]), 4);
+		memcpy(t->dst.bytes, nl_attr_data(tb[CTA_IP_V4_DST]), 4);
+		return 0;
+	}
+	if (tb[CTA_IP_V6_SRC] && tb[CTA_IP_V6_DST] && nl_attr_len(tb[CTA_IP_V6_SRC]) >= 16 &&
+	    nl_attr_len(tb[CTA_IP_V6_DST]) >= 16) {
+		t->src.family = t->dst.family = 6;
+		memcpy(t->src.bytes, nl_attr_data(tb[CTA_IP_V6_SRC]), 16);
+		memcpy(t->dst.bytes, nl_attr_data(tb[CTA_IP_V6_DST]), 16);
+		return 0;
+	}
+	return -EBADMSG;
+}
+
+static int parse_proto(const struct nlattr *nest, struct ct_tuple *t)
+{
+	const struct nlattr *tb[CTA_PROTO_MAX + 1];
+
+	if (nl_attr_parse(nl_attr_data(nest), nl_attr_len(nest), tb, CTA_PROTO_MAX) < 0)
+		return -EBADMSG;
+	if (nl_attr_get_u8(tb[CTA_PROTO_NUM], &t->proto) < 0)
+		return -EBADMSG;
+	if (tb[CTA_PROTO_SRC_PORT] && tb[CTA_PROTO_DST_PORT]) {
+		if (nl_attr_get_be16(tb[CTA_PROTO_SRC_PORT], &t->src_port) < 0 ||
+		    nl_attr_get_be16(tb[CTA_PROTO_DST_PORT], &t->dst_port) < 0)
+			return -EBADMSG;
+		t->has_ports = 1;
+	}
+	if (tb[CTA_PROTO_ICMP_TYPE] || tb[CTA_PROTO_ICMPV6_TYPE]) {
+		int v6 = tb[CTA_PROTO_ICMPV6_TYPE] != NULL;
+		if (nl_attr_get_u8(tb[v6 ? CTA_PROTO_ICMPV6_TYPE : CTA_PROTO_ICMP_TYPE], &t->icmp_type) < 0)
+			return -EBADMSG;
+		(void)nl_attr_get_u8(tb[v6 ? CTA_PROTO_ICMPV6_CODE : CTA_PROTO_ICMP_CODE], &t->icmp_code);
+		(void)nl_attr_get_be16(tb[v6 ? CTA_PROTO_ICMPV6_ID : CTA_PROTO_ICMP_ID], &t->icmp_id);
+		t->has_icmp = 1;
+	}
+	return 0;
+}
+
+static int parse_tuple(const struct nlattr *nest, struct ct_tuple *t)
+{
+	const struct nlattr *tb[CTA_TUPLE_MAX + 1];
+
+	memset(t, 0, sizeof(*t));
+	if (nl_attr_parse(nl_attr_data(nest), nl_attr_len(nest), tb, CTA_TUPLE_MAX) < 0)
+		return -EBADMSG;
+	if (!tb[CTA_TUPLE_IP] || !tb[CTA_TUPLE_PROTO])
+		return -EBADMSG;
+	if (parse_ip(tb[CTA_TUPLE_IP], t) < 0 || parse_proto(tb[CTA_TUPLE_PROTO], t) < 0)
+		return -EBADMSG;
+	if (tb[CTA_TUPLE_ZONE] && nl_attr_get_be16(tb[CTA_TUPLE_ZONE], &t->zone) == 0)
+		t->has_zone = 1;
+	return 0;
+}
+
+static void parse_protoinfo(const struct nlattr *nest, struct ct_entry *e)
+{
+	const struct nlattr *tb[CTA_PROTOINFO_MAX + 1];
+	const struct nlattr *inner[16];
+
+	if (nl_attr_parse(nl_attr_data(nest), nl_attr_len(nest), tb, CTA_PROTOINFO_MAX) < 0)
+		return;
+	/* CTA_PROTOINFO_{TCP,DCCP,SCTP}_STATE are attribute 1 of their nest in every kernel. */
+	for (int kind = CTA_PROTOINFO_TCP; kind <= CTA_PROTOINFO_SCTP; kind++) {
+		if (!tb[kind])
+			continue;
+		if (nl_attr_parse(nl_attr_data(tb[kind]), nl_attr_len(tb[kind]), inner, 15) < 0)
+			return;
+		if (nl_attr_get_u8(inner[1], &e->state) == 0)
+			e->has_state = 1;
+		return;
+	}
+}
+
+int ct_parse_entry(const struct nlmsghdr *h, struct ct_entry *e)
+{
+	const struct nlattr *tb[CTA_MAX + 1];
+	const struct nfgenmsg *g;
+	size_t hdr = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct nfgenmsg));
+
+	memset(e, 0, sizeof(*e));
+	if (h->nlmsg_len < hdr)
+		return -EBADMSG;
+	g = NLMSG_DATA(h);
+	if (g->nfgen_family == AF_INET)
+		e->family = 4;
+	else if (g->nfgen_family == AF_INET6)
+		e->family = 6;
+	else
+		return -EAFNOSUPPORT;
+	if (nl_attr_parse((const uint8_t *)h + hdr, h->nlmsg_len - hdr, tb, CTA_MAX) < 0)
+		return -EBADMSG;
+	if (!tb[CTA_TUPLE_ORIG] || !tb[CTA_TUPLE_REPLY])
+		return -EBADMSG;
+	if (parse_tuple(tb[CTA_TUPLE_ORIG], &e->orig) < 0 || parse_tuple(tb[CTA_TUPLE_REPLY], &e->reply) < 0)
+		return -EBADMSG;
+	e->orig_attr = tb[CTA_TUPLE_ORIG];
+	(void)nl_attr_get_be32(tb[CTA_STATUS], &e->status);
+	(void)nl_attr_get_be32(tb[CTA_TIMEOUT], &e->timeout);
+	(void)nl_attr_get_be32(tb[CTA_MARK], &e->mark);
+	if (nl_attr_get_be32(tb[CTA_ID], &e->id) == 0)
+		e->has_id = 1;
+	/* ctnetlink_dump_zone_id: CTA_ZONE only for a non-default zone that covers both
+	 * directions; a one-direction zone comes as CTA_TUPLE_ZONE inside the tuples. */
+	if (nl_attr_get_be16(tb[CTA_ZONE], &e->zone) < 0)
+		e->zone = e->orig.has_zone ? e->orig.zone : (e->reply.has_zone ? e->reply.zone : 0);
+	if (tb[CTA_PROTOINFO])
+		parse_protoinfo(tb[CTA_PROTOINFO], e);
+	return 0;
+}
+
+int ct_entry_matches(const struct ct_entry *e, const struct ct_filter *f)
+{
+	if (!ct_filter_has_protocol(f, e->orig.proto))
+		return 0;
+	if (f->zone >= 0 && e->zone != (uint16_t)f->zone)
+		return 0;
+	if (!f->has_addresses)
+		return 1;
+	if ((f->match & CT_MATCH_ORIG_SRC) && ct_addr_set_has(&f->addrs, &e->orig.src))
+		return 1;
+	if ((f->match & CT_MATCH_ORIG_DST) && ct_addr_set_has(&f->addrs, &e->orig.dst))
+		return 1;
+	if ((f->match & CT_MATCH_REPLY_SRC) && ct_addr_set_has(&f->addrs, &e->reply.src))
+		return 1;
+	if ((f->match & CT_MATCH_REPLY_DST) && ct_addr_set_has(&f->addrs, &e->reply.dst))
+		return 1;
+	return 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * ct_parse.h: one ctnetlink conntrack message (IPCTNL_MSG_CT_NEW, as a dump sends it) parsed
+ * into a flat struct. Bounds-checked; a malformed message is -EBADMSG, never a crash.
+ */
+#ifndef NETLINK_NATIVE_CT_PARSE_H
+#define NETLINK_NATIVE_CT_PARSE_H
+
+#include <stdint.h>
+#include <linux/netlink.h>
+#include "ct_filter.h"
+
+struct ct_tuple {
+	struct ct_addr src;
+	struct ct_addr dst;
+	uint8_t proto;
+	uint8_t has_ports;
+	uint8_t has_icmp;
+	uint8_t has_zone;       /* CTA_TUPLE_ZONE: a zone that applies to one direction only */
+	uint16_t src_port;
+	uint16_t dst_port;
+	uint16_t icmp_id;
+	uint8_t icmp_type;
+	uint8_t icmp_code;
+	uint16_t zone;
+};
+
+struct ct_entry {
+	uint8_t family;         /* 4 or 6 */
+	uint8_t has_state;
+	uint8_t state;          /* TCP/SCTP/DCCP state number from CTA_PROTOINFO */
+	uint8_t has_id;
+	struct ct_tuple orig;
+	struct ct_tuple reply;
+	uint32_t status;
+	uint32_t timeout;
+	uint32_t mark;
+	uint32_t id;
+	uint16_t zone;          /* CTA_ZONE, else the original tuple's zone, else 0 */
+	/* The raw CTA_TUPLE_ORIG attribute, echoed unchanged in a delete. Points into the receive
+	 * buffer: valid only while the message is. NULL in copies kept after the dump. */
+	const struct nlattr *orig_attr;
+};
+
+int ct_parse_entry(const struct nlmsghdr *h, struct ct_entry *e);
+
+/* Does the entry pass the filter (protocol, zone, and any of the selected addresses)? */
+int ct_entry_matches(const struct ct_entry *e, const struct ct_filter *f);
+
+#endif
