@@ -1,6 +1,72 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { diagnose, hasProblem, type Finding } from '../src/doctor/index.js';
+import { CliExit } from './exit.js';
+import { gatherReadings } from './doctor-readings.js';
+import { currentNetns, rerunInNetns } from './netns-reexec.js';
 
-/** Placeholder until `conndrain doctor` lands. */
-export function registerDoctorCommands(_program: Command): void {
-  // commands are registered here
+interface DoctorFlags {
+  netns?: string;
+  json?: boolean;
+  agentUrl?: string;
+  agent?: boolean;
+  endpoints?: string;
+}
+
+const DEFAULT_AGENT_URL = 'http://127.0.0.1:9902';
+
+const HELP = `
+Checks (one line each: value, problem or not, why):
+  conntrack.fill                    nf_conntrack_count/nf_conntrack_max (a problem from 75%)
+  conntrack.insert_failed|drop|early_drop   per-CPU counters of /proc/net/stat/nf_conntrack
+  sysctl.nf_conntrack_tcp_timeout_established, sysctl.nf_conntrack_udp_timeout, sysctl.nf_conntrack_udp_timeout_stream
+  ipvs                              present | absent (absent is not a problem: IPVS checks skipped)
+  ipvs.expire_nodest_conn, ipvs.sloppy_tcp, ipvs.conn_reuse_mode, ipvs.expire_quiescent_template
+  agent                             GET <agent-url>/healthz: running | unreachable (<code>) | HTTP <status>
+  agent.ipvs_servers_held           conndrain_ipvs_servers_held from <agent-url>/metrics
+  conntrack.stale                   NAT'ed entries no endpoint owns (needs --endpoints)
+
+--json prints one object:
+  { "netns": string|null, "problems": number,
+    "findings": [ { "check": string, "value": number|string|null, "problem": boolean, "why": string } ] }
+Exit code: 0 no problem found, 1 at least one problem, 2 the doctor could not run.`;
+
+/** `conndrain doctor`: a node's conntrack and IPVS settings, the agent, and ghost entries, judged. */
+export function registerDoctorCommands(program: Command): void {
+  program
+    .command('doctor')
+    .description('Checks a node for what breaks drains and leaves ghost connections: conntrack fill and drops, timeouts, IPVS sysctls, the agent, stale entries.')
+    .addOption(new Option('--netns <name>', 'check this network namespace (under /var/run/netns) instead of the current one'))
+    .addOption(new Option('--json', 'machine-readable output'))
+    .addOption(new Option('--agent-url <url>', 'the agent\'s metrics address (/healthz, /metrics)').default(DEFAULT_AGENT_URL))
+    .addOption(new Option('--no-agent', 'do not check the agent'))
+    .addOption(new Option('--endpoints <file>', 'EndpointSlices (and Pods) file, to count stale entries (see `conntrack stale`)'))
+    .addHelpText('after', HELP)
+    .action(async (flags: DoctorFlags) => {
+      if (flags.netns !== undefined && currentNetns() === undefined) {
+        let code: number;
+        try {
+          code = await rerunInNetns(flags.netns);
+        } catch (error) {
+          throw new CliExit(2, `conndrain doctor: cannot enter netns ${flags.netns}: ${error instanceof Error ? error.message : String(error)}`);
+        }
+        throw new CliExit(code);
+      }
+      const readings = await gatherReadings({ agentUrl: flags.agent === false ? undefined : flags.agentUrl, endpoints: flags.endpoints });
+      const findings = diagnose(readings);
+      const netns = currentNetns() ?? null;
+      if (flags.json === true) {
+        process.stdout.write(`${JSON.stringify({ netns, problems: findings.filter((f) => f.problem).length, findings }, null, 2)}\n`);
+      } else {
+        process.stdout.write(formatFindings(findings, netns));
+      }
+      if (hasProblem(findings)) throw new CliExit(1);
+    });
+}
+
+function formatFindings(findings: readonly Finding[], netns: string | null): string {
+  const width = Math.max(...findings.map((f) => f.check.length));
+  const lines = findings.map((f) => `${f.problem ? 'PROBLEM' : 'ok     '}  ${f.check.padEnd(width)}  ${f.value === null ? '?' : String(f.value)}\n         ${f.why}`);
+  const problems = findings.filter((f) => f.problem).length;
+  const where = netns === null ? 'this node' : `netns ${netns}`;
+  return `conndrain doctor: ${where}\n${lines.join('\n')}\n${problems === 0 ? 'no problem found' : `${problems} problem(s) found`}\n`;
 }
