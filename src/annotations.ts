@@ -32,7 +32,9 @@ export type AnnotationProblemCode =
   | 'above-maximum'
   | 'min-drain-above-drain'
   | 'unknown-hook'
-  | 'invalid-containers';
+  | 'invalid-containers'
+  /** Raised by injection, which knows the pod: a listed name is not a regular container. */
+  | 'unknown-container';
 
 /** One rejected annotation: which one, which value, and what would be accepted. */
 export interface AnnotationProblem {
@@ -110,7 +112,7 @@ function parseContainers(raw: string): Result<string[], AnnotationProblem> {
   const names = raw.split(',').map((n) => n.trim()).filter((n) => n !== '');
   const bad = names.filter((n) => !CONTAINER_NAME.test(n) || n.length > 63);
   if (names.length === 0 || bad.length > 0) {
-    const which = bad.length > 0 ? `"${bad.join('", "')}" is not a container name` : 'no container named';
+    const which = bad.length > 0 ? `"${bad.join('", "')}" is not a container name` : 'the list names no container';
     return fail(problem('invalid-containers', ANNOTATION_CONTAINERS, raw, `${which}; expected a comma-separated list of container names like "app,proxy"`));
   }
   return ok([...new Set(names)]);
@@ -121,7 +123,11 @@ function parseContainers(raw: string): Result<string[], AnnotationProblem> {
  * returned as data, all of them at once, so a human fixes every typo in one round.
  */
 export function parseDrainRequest(annotations: Annotations, limits: AnnotationLimits = DEFAULT_ANNOTATION_LIMITS): DrainRequest {
-  const get = (name: string): string | undefined => annotations?.[name];
+  // Annotations come from untrusted JSON: a non-string value is treated as absent, never trusted.
+  const get = (name: string): string | undefined => {
+    const value: unknown = annotations?.[name];
+    return typeof value === 'string' ? value : undefined;
+  };
   const rawDrain = get(ANNOTATION_DRAIN);
   if (rawDrain === undefined) return { kind: 'off' };
   const problems: AnnotationProblem[] = [];

@@ -1,0 +1,195 @@
+import { parseDrainRequest, type AnnotationProblem } from '../annotations.js';
+import type { InjectConfig } from '../config/webhook.js';
+import {
+  ANNOTATION_CONTAINERS,
+  ANNOTATION_DRAIN,
+  ANNOTATION_DRAIN_ID,
+  ANNOTATION_INJECTED,
+  KUBERNETES_DEFAULT_GRACE_SECONDS,
+  LABEL_MANAGED,
+  LABEL_MANAGED_VALUE,
+  type HookKind,
+} from '../contract.js';
+import { isDrainId, newDrainId, type RandomSource } from './drain-id.js';
+import { buildPreStop, looksLikeOwnPreStop, TEMPLATE_DRAIN_ID } from './hooks.js';
+import { isObject, jsonEqual, objectAt, type JsonObject } from './json.js';
+import { graceSecondsOf, nativeSidecarNames, plainInitContainerNames, preStopOf, regularContainers, stringAnnotations, type ContainerSlot } from './pod.js';
+import { formatInjectedRecord, parseInjectedRecord } from './record.js';
+import { warningsOf, type SkipReason } from './skip.js';
+
+export interface InjectOptions {
+  /**
+   * `pod` (default): a pod being admitted, or a Pod manifest; gets a drain-id.
+   * `template`: a workload's pod template; drain-ids are per pod, so none is written (the
+   * webhook assigns one when each pod is created and rewrites the template's own hooks).
+   */
+  scope?: 'pod' | 'template';
+}
+
+/** `injected`, `already-injected` (a second pass: nothing to change) or why nothing was done. */
+export type InjectReason = 'injected' | 'already-injected' | SkipReason['code'] | 'internal-error';
+
+export interface InjectResult {
+  /** The pod to admit: the input itself when nothing changed, else a modified deep copy. */
+  pod: unknown;
+  changed: boolean;
+  reason: InjectReason;
+  /** Sentences for the AdmissionResponse warnings / the CLI's stderr. */
+  warnings: string[];
+  skipped: SkipReason[];
+  /** Annotation problems; non-empty means the pod's annotations are invalid (reason `invalid-annotations`). */
+  problems: AnnotationProblem[];
+  /** Containers that carry the drain hook after this pass. */
+  hooked: string[];
+  /** The hook kind written (set when containers are hooked). */
+  hook?: HookKind;
+  drainId?: string;
+}
+
+function leaveAlone(pod: unknown, reason: InjectReason, skipped: SkipReason[], problems: AnnotationProblem[] = []): InjectResult {
+  const warnings = [...warningsOf(skipped.filter((s) => s.code !== 'invalid-annotations')), ...problems.map((p) => `conndrain: ${p.message}`)];
+  return { pod, changed: false, reason, warnings, skipped, problems, hooked: [] };
+}
+
+function invalid(pod: unknown, problems: AnnotationProblem[]): InjectResult {
+  const message = `invalid drain annotations: ${problems.map((p) => p.message).join('; ')}`;
+  return leaveAlone(pod, 'invalid-annotations', [{ code: 'invalid-annotations', message }], problems);
+}
+
+function unknownContainerProblem(raw: string, name: string, spec: JsonObject, regular: ContainerSlot[]): AnnotationProblem {
+  const known = regular.map((c) => c.name).join(', ');
+  let why = `no regular container named "${name}"`;
+  if (nativeSidecarNames(spec).includes(name)) why = `"${name}" is a native sidecar (init container with restartPolicy Always), which conndrain leaves alone`;
+  else if (plainInitContainerNames(spec).includes(name)) why = `"${name}" is an init container, which never gets a preStop hook`;
+  return {
+    code: 'unknown-container',
+    annotation: ANNOTATION_CONTAINERS,
+    value: raw,
+    message: `annotation ${ANNOTATION_CONTAINERS}="${raw}": ${why}; expected names from: ${known}`,
+  };
+}
+
+function ensureObject(parent: JsonObject, key: string): JsonObject {
+  const value = parent[key];
+  if (isObject(value)) return value;
+  const created: JsonObject = {};
+  parent[key] = created;
+  return created;
+}
+
+function run(input: unknown, config: InjectConfig, random: RandomSource, scope: 'pod' | 'template'): InjectResult {
+  const notAPod = (why: string): InjectResult => leaveAlone(input, 'not-a-pod', [{ code: 'not-a-pod', message: why }]);
+  if (!isObject(input)) return notAPod('the object is not a pod (not a JSON object)');
+  const metadata = objectAt(input, 'metadata');
+  const annotations = stringAnnotations(metadata);
+  const request = parseDrainRequest(annotations, { defaultDrainMs: config.defaultDrainMs, maxDurationMs: config.maxDurationMs });
+  if (request.kind === 'off') {
+    return leaveAlone(input, 'not-annotated', [{ code: 'not-annotated', message: `the pod did not opt in (annotation ${ANNOTATION_DRAIN} is not set)` }]);
+  }
+  const spec = objectAt(input, 'spec');
+  if (spec === undefined || !Array.isArray(spec['containers'])) return notAPod('the object has no spec.containers list, so it is not a pod');
+  if (request.kind === 'invalid') return invalid(input, request.problems);
+  const settings = request.settings;
+
+  if (spec['hostNetwork'] === true) {
+    return leaveAlone(input, 'host-network', [{
+      code: 'host-network',
+      message: 'hostNetwork pods use the node\'s IP, which conndrain must never hold or flush; no drain hook was injected',
+    }]);
+  }
+
+  const regular = regularContainers(spec);
+  const rawContainers = annotations[ANNOTATION_CONTAINERS] ?? '';
+  const targets = settings.containers ?? regular.map((c) => c.name);
+  const problems = targets
+    .filter((name) => !regular.some((c) => c.name === name))
+    .map((name) => unknownContainerProblem(rawContainers, name, spec, regular));
+  if (problems.length > 0) return invalid(input, problems);
+
+  const record = parseInjectedRecord(annotations[ANNOTATION_INJECTED]);
+  const ours = new Set(record?.containers ?? []);
+  const hooked: ContainerSlot[] = [];
+  const skipped: SkipReason[] = [];
+  const notes: string[] = [];
+  for (const name of targets) {
+    const slot = regular.find((c) => c.name === name);
+    if (slot === undefined) continue;
+    const existing = preStopOf(slot.container);
+    if (existing === undefined || (ours.has(name) && looksLikeOwnPreStop(existing))) {
+      hooked.push(slot);
+    } else if (config.onExistingPreStop === 'replace') {
+      hooked.push(slot);
+      notes.push(`conndrain: container "${name}" had its own preStop hook; it was replaced by the drain hook (webhook config on-existing-prestop=replace)`);
+    } else {
+      skipped.push({
+        code: 'existing-prestop',
+        container: name,
+        message: `container "${name}" already has a preStop hook; it keeps it and gets no drain hook (webhook config on-existing-prestop=replace would replace it)`,
+      });
+    }
+  }
+  if (hooked.length === 0) {
+    skipped.push({ code: 'no-container-hooked', message: `no container got a drain hook (selected: ${targets.join(', ') || 'none'})` });
+    return leaveAlone(input, 'no-container-hooked', skipped);
+  }
+
+  const kind = settings.hook ?? config.defaultHook;
+  const drainSeconds = Math.ceil(settings.drainMs / 1000);
+  const grace = Math.max(graceSecondsOf(spec) ?? KUBERNETES_DEFAULT_GRACE_SECONDS, Math.ceil((settings.drainMs + settings.shutdownGraceMs) / 1000));
+  // The API server rejects a sleep action longer than the grace period.
+  const sleepSeconds = Math.min(drainSeconds, grace);
+
+  let drainId = TEMPLATE_DRAIN_ID;
+  if (scope === 'pod') {
+    const existingId = annotations[ANNOTATION_DRAIN_ID];
+    if (existingId !== undefined && isDrainId(existingId)) drainId = existingId;
+    else {
+      drainId = newDrainId(random);
+      if (existingId !== undefined) notes.push(`conndrain: annotation ${ANNOTATION_DRAIN_ID}="${existingId}" is not a drain id written by conndrain; it was replaced`);
+    }
+  }
+
+  const out = structuredClone(input);
+  const outSpec = ensureObject(out, 'spec');
+  const containers = outSpec['containers'] as unknown[];
+  const hook = buildPreStop({ kind, drainId, agentPort: config.agentPort, sleepSeconds });
+  for (const slot of hooked) {
+    const container = containers[slot.index] as JsonObject;
+    const lifecycle = ensureObject(container, 'lifecycle');
+    lifecycle['preStop'] = structuredClone(hook);
+  }
+  outSpec['terminationGracePeriodSeconds'] = grace;
+  const outMeta = ensureObject(out, 'metadata');
+  ensureObject(outMeta, 'labels')[LABEL_MANAGED] = LABEL_MANAGED_VALUE;
+  const outAnnotations = ensureObject(outMeta, 'annotations');
+  if (scope === 'pod') outAnnotations[ANNOTATION_DRAIN_ID] = drainId;
+  const hookedNames = regular.filter((c) => hooked.includes(c)).map((c) => c.name);
+  outAnnotations[ANNOTATION_INJECTED] = formatInjectedRecord({ hook: kind, containers: hookedNames, drainSeconds, terminationGracePeriodSeconds: grace });
+
+  const changed = !jsonEqual(out, input);
+  return {
+    pod: changed ? out : input,
+    changed,
+    reason: changed ? 'injected' : 'already-injected',
+    warnings: [...notes, ...warningsOf(skipped)],
+    skipped,
+    problems: [],
+    hooked: hookedNames,
+    hook: kind,
+    ...(scope === 'pod' ? { drainId } : {}),
+  };
+}
+
+/**
+ * Injects the drain hook into a pod (or a pod template): pure, deterministic given `random`,
+ * never throws, and idempotent (a second pass over its own output changes nothing).
+ */
+export function injectPod(pod: unknown, config: InjectConfig, random: RandomSource, options: InjectOptions = {}): InjectResult {
+  try {
+    return run(pod, config, random, options.scope ?? 'pod');
+  } catch (error) {
+    // A bug, not bad input: leave the pod as it came and say so.
+    const message = `injection failed: ${error instanceof Error ? error.message : String(error)}; the pod was left unchanged`;
+    return { pod, changed: false, reason: 'internal-error', warnings: [`conndrain: ${message}`], skipped: [], problems: [], hooked: [] };
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * Defensive readers for JSON that came from outside (an AdmissionReview, a manifest file):
+ * nothing here trusts a shape it did not check, so injection never throws on odd input.
+ */
+export type JsonObject = Record<string, unknown>;
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The object at `key`, or undefined when absent or not an object. */
+export function objectAt(parent: unknown, key: string): JsonObject | undefined {
+  if (!isObject(parent)) return undefined;
+  const value = parent[key];
+  return isObject(value) ? value : undefined;
+}
+
+/** The string at `key`, or undefined. */
+export function stringAt(parent: unknown, key: string): string | undefined {
+  if (!isObject(parent)) return undefined;
+  const value = parent[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Structural equality for JSON values (key order does not matter). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    return Array.isArray(b) && a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
+  }
+  if (isObject(a) && isObject(b)) {
+    const keysA = Object.keys(a).filter((k) => a[k] !== undefined);
+    const keysB = Object.keys(b).filter((k) => b[k] !== undefined);
+    return keysA.length === keysB.length && keysA.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
+  }
+  return false;
+}
