@@ -1,0 +1,99 @@
+/**
+ * The agent DaemonSet as rendered: NET_ADMIN and nothing else, host network, state on the
+ * node, the downward API, every taint tolerated, a careful rolling update.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AGENT_OPTIONS } from '../../src/config/agent.js';
+import { SYSTEM_NAMESPACE } from '../../src/contract.js';
+import { intOption, parseArgs, stringOption } from './cli-args.js';
+import { AGENT_DAEMONSET, daemonSet, onlyContainer, podSpecOf, resolvePort } from './objects.js';
+import { checkPodSecurity } from './pod-security.js';
+import { KUBECTL_MISSING, pick, renderAll } from './render.js';
+
+describe('agent', { skip: KUBECTL_MISSING }, () => {
+  for (const [path, objects] of renderAll()) {
+    describe(path, () => {
+      const workload = daemonSet(objects, AGENT_DAEMONSET);
+      const pod = podSpecOf(workload);
+      const container = onlyContainer(workload);
+      const sc = container.securityContext;
+      const args = parseArgs(container.args ?? [], AGENT_OPTIONS);
+
+      it('adds NET_ADMIN and no other capability, drops ALL, is not privileged and cannot escalate', () => {
+        assert.deepEqual(sc?.capabilities?.add, ['NET_ADMIN']);
+        assert.deepEqual(sc?.capabilities?.drop, ['ALL']);
+        assert.equal(sc?.privileged, false);
+        assert.equal(sc?.allowPrivilegeEscalation, false);
+        assert.equal(sc?.readOnlyRootFilesystem, true);
+        assert.equal(sc?.procMount, undefined);
+        assert.notEqual((sc?.seccompProfile ?? pod.securityContext?.seccompProfile)?.type, 'Unconfined');
+        assert.equal(pod.hostPID, undefined);
+        assert.equal(pod.hostIPC, undefined);
+        assert.equal(pod.initContainers, undefined);
+      });
+
+      it('fails Pod Security baseline for exactly the reasons the namespace label documents', () => {
+        // The checker must be able to fail: the agent is the pod it has to reject.
+        const reasons = checkPodSecurity(pod, 'baseline').map((v) => v.split(':')[0]);
+        assert.deepEqual([...new Set(reasons)].sort(), ['capabilities', 'host namespaces', 'host ports', 'hostPath volumes']);
+        const namespace = pick(objects, 'Namespace', SYSTEM_NAMESPACE);
+        assert.equal(namespace.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'privileged');
+      });
+
+      it('runs on the host network with cluster DNS', () => {
+        assert.equal(pod.hostNetwork, true);
+        assert.equal(pod.dnsPolicy, 'ClusterFirstWithHostNet');
+      });
+
+      it('keeps its state file on a hostPath that survives restarts', () => {
+        const stateFile = stringOption(args, AGENT_OPTIONS.stateFile) ?? '';
+        const mount = container.volumeMounts?.find((m) => stateFile.startsWith(`${m.mountPath}/`));
+        assert.ok(mount !== undefined, `no mount holds ${stateFile}`);
+        assert.notEqual(mount.readOnly, true);
+        const volume = pod.volumes?.find((v) => v.name === mount.name);
+        assert.deepEqual(volume?.hostPath, { path: '/var/lib/conndrain', type: 'DirectoryOrCreate' });
+      });
+
+      it('reads NODE_NAME and POD_NAMESPACE from the downward API', () => {
+        const env = new Map((container.env ?? []).map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath]));
+        assert.equal(env.get(AGENT_OPTIONS.nodeName.env), 'spec.nodeName');
+        assert.equal(env.get(AGENT_OPTIONS.podNamespace.env), 'metadata.namespace');
+      });
+
+      it('tolerates every taint and runs at system-node-critical priority', () => {
+        assert.deepEqual(pod.tolerations, [{ operator: 'Exists' }]);
+        assert.equal(pod.priorityClassName, 'system-node-critical');
+      });
+
+      it('rolls one node at a time without surge (host ports would collide)', () => {
+        const rolling = workload.spec?.updateStrategy?.rollingUpdate;
+        assert.equal(workload.spec?.updateStrategy?.type, 'RollingUpdate');
+        assert.equal(rolling?.maxSurge, 0);
+        assert.equal(rolling?.maxUnavailable, 1);
+      });
+
+      it('probes /healthz and /readyz on the named metrics port, which is --metrics-port', () => {
+        const metricsPort = intOption(args, AGENT_OPTIONS.metricsPort);
+        assert.equal(container.ports?.find((p) => p.name === 'metrics')?.containerPort, metricsPort);
+        for (const [probe, path] of [[container.livenessProbe, '/healthz'], [container.readinessProbe, '/readyz']] as const) {
+          assert.equal(probe?.httpGet?.path, path);
+          assert.equal(resolvePort(container, probe?.httpGet?.port), metricsPort);
+          assert.equal(probe?.httpGet?.scheme ?? 'HTTP', 'HTTP');
+        }
+      });
+
+      it('declares its host ports as container ports (scheduler conflict check)', () => {
+        const drainPort = intOption(args, AGENT_OPTIONS.drainPort);
+        assert.equal(container.ports?.find((p) => p.name === 'drain')?.containerPort, drainPort);
+        for (const port of container.ports ?? []) assert.equal(port.hostPort, port.containerPort, 'hostNetwork requires hostPort == containerPort');
+      });
+
+      it('sets requests and a memory limit', () => {
+        assert.ok(container.resources?.requests?.cpu !== undefined && container.resources.requests.memory !== undefined);
+        assert.ok(container.resources?.limits?.memory !== undefined);
+        assert.equal(container.resources?.limits?.cpu, undefined, 'a CPU limit would throttle hold re-assertion');
+      });
+    });
+  }
+});

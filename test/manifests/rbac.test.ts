@@ -1,0 +1,62 @@
+/** RBAC as rendered: no wildcard anywhere, no write verb except creating Events. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { KUBECTL_MISSING, nameOf, pick, renderAll, type KubeObject } from './render.js';
+
+interface PolicyRule {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+}
+
+const READ_VERBS = new Set(['get', 'list', 'watch']);
+
+function rulesOf(objects: KubeObject[]): [string, PolicyRule[]][] {
+  return objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole').map((o) => [nameOf(o), (o.rules ?? []) as PolicyRule[]]);
+}
+
+/** Every (group, resource, verb) a rule grants, as `group/resource:verb`. */
+function grants(rules: PolicyRule[]): string[] {
+  return rules.flatMap((r) => (r.apiGroups ?? []).flatMap((g) => (r.resources ?? []).flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}`)))).sort();
+}
+
+describe('RBAC', { skip: KUBECTL_MISSING }, () => {
+  for (const [path, objects] of renderAll()) {
+    describe(path, () => {
+      it('uses no wildcard and no nonResourceURLs', () => {
+        for (const [name, rules] of rulesOf(objects)) {
+          for (const rule of rules) {
+            const fields = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs, ...(rule.resourceNames ?? [])];
+            assert.ok(!fields.some((f) => f.includes('*')), `${name}: wildcard in ${JSON.stringify(rule)}`);
+            assert.equal(rule.nonResourceURLs, undefined, name);
+          }
+        }
+      });
+
+      it('writes nothing but Events', () => {
+        for (const [name, rules] of rulesOf(objects)) {
+          const writes = grants(rules).filter((g) => !READ_VERBS.has(g.split(':')[1] ?? ''));
+          assert.ok(writes.every((w) => w === '/events:create' || w === 'events.k8s.io/events:create'), `${name} writes ${writes.join(', ')}`);
+        }
+      });
+
+      it('grants the agent exactly pods get/list/watch and events create', () => {
+        assert.deepEqual(grants((pick(objects, 'ClusterRole', 'conndrain-agent').rules ?? []) as PolicyRule[]), ['/events:create', '/pods:get', '/pods:list', '/pods:watch']);
+        const binding = pick(objects, 'ClusterRoleBinding', 'conndrain-agent') as unknown as { roleRef: { name: string }; subjects: { kind: string; name: string; namespace: string }[] };
+        assert.equal(binding.roleRef.name, 'conndrain-agent');
+        const daemonSet = pick(objects, 'DaemonSet', 'conndrain-agent') as unknown as { spec: { template: { spec: { serviceAccountName: string } } }; metadata: { namespace: string } };
+        assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: daemonSet.spec.template.spec.serviceAccountName, namespace: daemonSet.metadata.namespace }]);
+      });
+
+      it('binds only roles that exist', () => {
+        const roles = new Set(objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role').map((o) => `${o.kind}/${o.metadata.name}`));
+        for (const binding of objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding')) {
+          const ref = binding.roleRef as { kind: string; name: string };
+          assert.ok(roles.has(`${ref.kind}/${ref.name}`), `${nameOf(binding)} binds missing ${ref.kind}/${ref.name}`);
+        }
+      });
+    });
+  }
+});

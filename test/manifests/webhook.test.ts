@@ -1,0 +1,159 @@
+/**
+ * The webhook as rendered: Pod Security restricted, the MutatingWebhookConfiguration's
+ * contract, the PKI whose DNS names match the Service, the Secret at the cert dir.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { WEBHOOK_OPTIONS } from '../../src/config/webhook.js';
+import { NAMESPACE_INJECT_LABEL, NAMESPACE_INJECT_VALUE, SYSTEM_NAMESPACE } from '../../src/contract.js';
+import { parseArgs, stringOption } from './cli-args.js';
+import { deployment, onlyContainer, podSpecOf, service, WEBHOOK_CERTIFICATE, WEBHOOK_CONFIGURATION, WEBHOOK_DEPLOYMENT, WEBHOOK_SERVICE, webhookConfiguration } from './objects.js';
+import { checkPodSecurity } from './pod-security.js';
+import { KUBECTL_MISSING, pick, renderAll } from './render.js';
+
+interface CertificateSpec {
+  dnsNames?: string[];
+  secretName: string;
+  isCA?: boolean;
+  duration?: string;
+  renewBefore?: string;
+  privateKey?: { rotationPolicy?: string };
+  issuerRef: { name: string; kind?: string };
+}
+
+/** Go duration ("2160h", "90m") in hours, for the few forms the certificates use. */
+function hours(duration: string | undefined): number {
+  const match = /^(\d+)h$/.exec(duration ?? '');
+  if (match?.[1] === undefined) throw new Error(`unexpected duration ${String(duration)}`);
+  return Number(match[1]);
+}
+
+describe('webhook', { skip: KUBECTL_MISSING }, () => {
+  for (const [path, objects] of renderAll()) {
+    describe(path, () => {
+      const workload = deployment(objects, WEBHOOK_DEPLOYMENT);
+      const pod = podSpecOf(workload);
+      const container = onlyContainer(workload);
+      const args = parseArgs(container.args ?? [], WEBHOOK_OPTIONS);
+
+      it('meets Pod Security restricted', () => {
+        assert.deepEqual(checkPodSecurity(pod, 'restricted'), []);
+        assert.equal(container.securityContext?.readOnlyRootFilesystem, true);
+        assert.equal(container.securityContext?.privileged, false);
+      });
+
+      it('runs 2 replicas on different nodes, guarded by a PodDisruptionBudget', () => {
+        assert.equal(workload.spec?.replicas, 2);
+        const spread = pod.topologySpreadConstraints?.find((c) => c.topologyKey === 'kubernetes.io/hostname');
+        assert.equal(spread?.maxSkew, 1);
+        assert.deepEqual(spread?.labelSelector?.matchLabels, workload.spec?.selector.matchLabels);
+        const pdb = pick(objects, 'PodDisruptionBudget', WEBHOOK_DEPLOYMENT) as unknown as { spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } } };
+        assert.equal(pdb.spec.minAvailable, 1);
+        assert.deepEqual(pdb.spec.selector.matchLabels, workload.spec?.selector.matchLabels);
+        assert.equal(workload.spec?.strategy?.rollingUpdate?.maxUnavailable, 0);
+      });
+
+      it('gets no API access: no token, no binding', () => {
+        assert.equal(pod.automountServiceAccountToken, false);
+        const account = pick(objects, 'ServiceAccount', pod.serviceAccountName ?? '') as unknown as { automountServiceAccountToken?: boolean };
+        assert.equal(account.automountServiceAccountToken, false);
+        const bindings = objects.filter((o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding');
+        const bound = bindings.filter((b) => ((b.subjects ?? []) as { name: string }[]).some((s) => s.name === pod.serviceAccountName));
+        assert.deepEqual(bound, []);
+      });
+
+      it('probes /healthz and /readyz over HTTPS on the serving port, with resources set', () => {
+        assert.equal(container.livenessProbe?.httpGet?.path, '/healthz');
+        assert.equal(container.readinessProbe?.httpGet?.path, '/readyz');
+        for (const probe of [container.livenessProbe, container.readinessProbe]) assert.equal(probe?.httpGet?.scheme, 'HTTPS');
+        assert.ok(container.resources?.requests?.cpu !== undefined && container.resources.requests.memory !== undefined);
+        assert.ok(container.resources?.limits?.memory !== undefined);
+      });
+
+      it('mounts the serving Secret, whole and read-only, at --cert-dir', () => {
+        const certificate = pick(objects, 'Certificate', WEBHOOK_CERTIFICATE).spec as CertificateSpec;
+        const volume = pod.volumes?.find((v) => v.secret?.secretName === certificate.secretName);
+        assert.ok(volume !== undefined, `no volume from Secret ${certificate.secretName}`);
+        const mount = container.volumeMounts?.find((m) => m.name === volume.name);
+        assert.equal(mount?.mountPath, stringOption(args, WEBHOOK_OPTIONS.certDir));
+        assert.equal(mount?.readOnly, true);
+        assert.equal(mount?.subPath, undefined, 'a subPath mount never sees renewals');
+      });
+
+      it('serves a certificate whose DNS names are exactly the Service in-cluster names', () => {
+        const svc = service(objects, WEBHOOK_SERVICE);
+        const name = svc.metadata?.name ?? '';
+        const ns = svc.metadata?.namespace ?? '';
+        const certificate = pick(objects, 'Certificate', WEBHOOK_CERTIFICATE).spec as CertificateSpec;
+        assert.deepEqual([...(certificate.dnsNames ?? [])].sort(), [name, `${name}.${ns}`, `${name}.${ns}.svc`, `${name}.${ns}.svc.cluster.local`].sort());
+      });
+
+      it('rotates the serving certificate ahead of expiry, with a new key, from a CA issuer', () => {
+        const serving = pick(objects, 'Certificate', WEBHOOK_CERTIFICATE).spec as CertificateSpec;
+        assert.ok(hours(serving.renewBefore) < hours(serving.duration));
+        assert.ok(hours(serving.renewBefore) >= hours(serving.duration) / 4, 'renew with at least a quarter of the lifetime left');
+        assert.equal(serving.privateKey?.rotationPolicy, 'Always');
+        const issuer = pick(objects, 'Issuer', serving.issuerRef.name).spec as { ca?: { secretName: string } };
+        const ca = objects.filter((o) => o.kind === 'Certificate').map((o) => o.spec as CertificateSpec).find((c) => c.secretName === issuer.ca?.secretName);
+        assert.equal(ca?.isCA, true);
+        const bootstrap = pick(objects, 'Issuer', ca?.issuerRef.name ?? '').spec as { selfSigned?: object };
+        assert.ok(bootstrap.selfSigned !== undefined, 'the CA is signed by the self-signed bootstrap issuer');
+      });
+
+      describe('MutatingWebhookConfiguration', () => {
+        const config = webhookConfiguration(objects, WEBHOOK_CONFIGURATION);
+        const svc = service(objects, WEBHOOK_SERVICE);
+
+        it('takes its caBundle from the serving certificate (cert-manager cainjector)', () => {
+          const certificate = pick(objects, 'Certificate', WEBHOOK_CERTIFICATE);
+          assert.equal(config.metadata?.annotations?.['cert-manager.io/inject-ca-from'], `${certificate.metadata.namespace ?? ''}/${certificate.metadata.name}`);
+        });
+
+        it('points every webhook at the Service port and /mutate', () => {
+          const servicePort = svc.spec?.ports?.[0];
+          const targetPort = servicePort?.targetPort;
+          assert.equal(typeof targetPort === 'string' ? container.ports?.find((p) => p.name === targetPort)?.containerPort : targetPort, Number(args.flags.get('port') ?? WEBHOOK_OPTIONS.port.default));
+          for (const hook of config.webhooks ?? []) {
+            assert.equal(hook.clientConfig.service?.name, svc.metadata?.name);
+            assert.equal(hook.clientConfig.service?.namespace, svc.metadata?.namespace);
+            assert.equal(hook.clientConfig.service?.port, servicePort?.port);
+            assert.equal(hook.clientConfig.service?.path, '/mutate');
+          }
+        });
+
+        it('selects opted-in namespaces only, never kube-system or its own', () => {
+          for (const hook of config.webhooks ?? []) {
+            const expressions = hook.namespaceSelector?.matchExpressions ?? [];
+            assert.deepEqual(expressions.find((e) => e.key === NAMESPACE_INJECT_LABEL), { key: NAMESPACE_INJECT_LABEL, operator: 'In', values: [NAMESPACE_INJECT_VALUE] });
+            const exclusion = expressions.find((e) => e.key === 'kubernetes.io/metadata.name');
+            assert.equal(exclusion?.operator, 'NotIn');
+            assert.deepEqual([...(exclusion?.values ?? [])].sort(), ['kube-system', SYSTEM_NAMESPACE].sort());
+            assert.equal(hook.namespaceSelector?.matchLabels, undefined);
+          }
+        });
+
+        it('mutates pods on CREATE with the agreed settings', () => {
+          const pods = config.webhooks?.find((h) => h.name === 'pods.conndrain.io');
+          assert.ok(pods !== undefined);
+          assert.deepEqual(pods.rules, [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }]);
+          assert.deepEqual(pods.admissionReviewVersions, ['v1']);
+          assert.equal(pods.sideEffects, 'None');
+          assert.equal(pods.reinvocationPolicy, 'IfNeeded');
+          assert.equal(pods.matchPolicy, 'Equivalent');
+          assert.ok(['Ignore', 'Fail'].includes(pods.failurePolicy ?? ''), 'failurePolicy must be set explicitly');
+          assert.ok((pods.timeoutSeconds ?? 10) <= 10);
+        });
+
+        it('checks workload templates on CREATE and UPDATE, warnings only, never blocking', () => {
+          const workloads = config.webhooks?.find((h) => h.name === 'workloads.conndrain.io');
+          assert.ok(workloads !== undefined);
+          const covered = (workloads.rules ?? []).flatMap((r) => (r.resources ?? []).map((res) => `${(r.apiGroups ?? [])[0] ?? ''}/${(r.apiVersions ?? [])[0] ?? ''}/${res}:${(r.operations ?? []).join('+')}`));
+          assert.deepEqual(covered.sort(), ['apps/v1/daemonsets', 'apps/v1/deployments', 'apps/v1/replicasets', 'apps/v1/statefulsets', 'batch/v1/cronjobs', 'batch/v1/jobs'].map((r) => `${r}:CREATE+UPDATE`));
+          assert.equal(workloads.failurePolicy, 'Ignore');
+          assert.equal(workloads.sideEffects, 'None');
+          assert.deepEqual(workloads.admissionReviewVersions, ['v1']);
+        });
+      });
+    });
+  }
+});
