@@ -1,0 +1,248 @@
+/**
+ * The IPVS hold, on every node: while a pod drains, every IPVS real server whose address is
+ * one of its IPs (address/port and fwmark services alike) stays present at weight 0.
+ *
+ * - Weight 0 is set by EDITING the existing entry (`setDestinationWeight`), never by delete +
+ *   re-add: in the `mh`/`sh` schedulers a weight-0 server keeps its Maglev lookup slots only
+ *   when edited (design.md, net/netfilter/ipvs/ip_vs_mh.c).
+ * - Every `sync()` (on each plan change and every hold interval) re-asserts: a held server
+ *   whose weight the proxy reset is edited back to 0 (restore `weight`); one the proxy
+ *   deleted is re-added at its ORIGINAL weight and then edited to 0, so the Maglev table is
+ *   rebuilt as it was before (restore `readd`). Each restore is counted.
+ * - Release: when the pod is gone, only servers the agent itself re-created are deleted;
+ *   the others are left as the proxy left them. When the pod is Ready again, servers still
+ *   at the weight 0 we set get their original weight back and the agent stops interfering.
+ *
+ * Every IPVS call goes through one queue, so a release never interleaves with a pass.
+ */
+import type { Logger } from 'pino';
+import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsService, type IpvsServiceKey } from '../native/lib/types.js';
+
+export interface HeldServer {
+  podUid: string;
+  podKey: string;
+  service: IpvsServiceKey;
+  scheduler: string;
+  destination: IpvsDestinationKey;
+  /** What it takes to re-add the server as it was (forwarding, thresholds, tunnel). */
+  spec: IpvsDestinationSpec;
+  /** The weight before the hold (the proxy's); 1 when first seen already at 0. */
+  originalWeight: number;
+  /** The agent re-added it after the proxy deleted it: the agent removes it on release. */
+  recreated: boolean;
+}
+
+export type RestoreAction = 'weight' | 'readd';
+
+export interface HoldHooks {
+  restored?(action: RestoreAction, held: HeldServer): void;
+  /** The set of held servers changed (persist it). */
+  changed?(): void;
+}
+
+export interface DrainingPod {
+  uid: string;
+  key: string;
+  ips: readonly string[];
+}
+
+export interface IpvsHoldOptions {
+  ipvs: IpvsApi;
+  logger: Logger;
+  hooks?: HoldHooks;
+  /** Parallel netlink calls in one pass (the addon runs them off the event loop). */
+  concurrency?: number;
+}
+
+/** Weight kube-proxy gives every endpoint: used as the original of a server first seen at 0. */
+export const DEFAULT_ORIGINAL_WEIGHT = 1;
+
+export function serviceId(key: IpvsServiceKey): string {
+  return key.fwmark !== undefined ? `fwmark/${key.family}/${key.fwmark}` : `${key.protocol}/${key.address.toLowerCase()}/${key.port}`;
+}
+
+function destinationId(dest: IpvsDestinationKey): string {
+  return `${dest.address.toLowerCase()}/${dest.port}`;
+}
+
+function heldId(service: IpvsServiceKey, dest: IpvsDestinationKey): string {
+  return `${serviceId(service)}>${destinationId(dest)}`;
+}
+
+function specOf(d: IpvsDestination): IpvsDestinationSpec {
+  return {
+    address: d.address, port: d.port, family: d.family, forwarding: d.forwarding, weight: d.weight,
+    upperThreshold: d.upperThreshold, lowerThreshold: d.lowerThreshold,
+    tunnelType: d.tunnelType, tunnelPort: d.tunnelPort, tunnelFlags: d.tunnelFlags,
+  };
+}
+
+function isCode(error: unknown, ...codes: string[]): boolean {
+  return error instanceof NetlinkError && codes.includes(error.code);
+}
+
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+export class IpvsHold {
+  private readonly holds = new Map<string, HeldServer>();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: IpvsHoldOptions) {}
+
+  /** Every held server (for the state file and metrics). */
+  list(): HeldServer[] {
+    return [...this.holds.values()];
+  }
+
+  get size(): number {
+    return this.holds.size;
+  }
+
+  /** Resumes holds from the state file (before the first sync). */
+  resume(held: readonly HeldServer[]): void {
+    for (const h of held) this.holds.set(heldId(h.service, h.destination), { ...h });
+  }
+
+  /**
+   * One pass: releases pods no longer draining (`servingUids`: Ready again; any other: gone),
+   * then holds every server of every draining pod at weight 0. Resolves when IPVS is done.
+   */
+  sync(draining: readonly DrainingPod[], servingUids: ReadonlySet<string>): Promise<void> {
+    return this.enqueue(async () => {
+      const drainingUids = new Set(draining.map((p) => p.uid));
+      for (const uid of new Set([...this.holds.values()].map((h) => h.podUid))) {
+        if (!drainingUids.has(uid)) await this.releasePod(uid, servingUids.has(uid) ? 'serving' : 'gone');
+      }
+      await this.holdAll(draining);
+    });
+  }
+
+  private enqueue(fn: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async holdAll(draining: readonly DrainingPod[]): Promise<void> {
+    if (draining.length === 0) return; // nothing to hold: no IPVS call at all
+    const podOfIp = new Map<string, DrainingPod>();
+    for (const pod of draining) for (const ip of pod.ips) podOfIp.set(ip.toLowerCase(), pod);
+    const { ipvs, concurrency = 8 } = this.options;
+    const services = await ipvs.listServices();
+    const listed = await mapLimit(services, concurrency, async (service) => {
+      try {
+        return { service, dests: await ipvs.listDestinations(service.key) };
+      } catch (error) {
+        if (isCode(error, 'ENOENT', 'ESRCH')) return { service, dests: undefined }; // deleted meanwhile
+        throw error;
+      }
+    });
+    let changed = false;
+    const seen = new Set<string>();
+    const work: Array<() => Promise<void>> = [];
+    for (const { service, dests } of listed) {
+      if (dests === undefined) continue;
+      for (const dest of dests) {
+        const pod = podOfIp.get(dest.address.toLowerCase());
+        if (pod === undefined) continue;
+        const id = heldId(service.key, dest);
+        seen.add(id);
+        const held = this.holds.get(id);
+        if (held === undefined) {
+          const h: HeldServer = {
+            podUid: pod.uid, podKey: pod.key, service: service.key, scheduler: service.scheduler, destination: { address: dest.address, port: dest.port, family: dest.family },
+            spec: specOf(dest), originalWeight: dest.weight > 0 ? dest.weight : DEFAULT_ORIGINAL_WEIGHT, recreated: false,
+          };
+          this.holds.set(id, h);
+          changed = true;
+          if (dest.weight !== 0) work.push(() => this.setZero(h, undefined));
+        } else if (dest.weight !== 0) {
+          work.push(() => this.setZero(held, 'weight'));
+        }
+      }
+    }
+    // Held servers of draining pods that the proxy deleted: re-add at the original weight, then 0.
+    const present = new Map(services.map((s) => [serviceId(s.key), s]));
+    for (const [id, held] of this.holds) {
+      if (seen.has(id) || !podOfIpHas(podOfIp, held)) continue;
+      const service = present.get(serviceId(held.service));
+      if (service === undefined) continue; // the whole service is gone: nothing to re-add into
+      work.push(() => this.readd(held, service));
+      changed = true;
+    }
+    await mapLimit(work, concurrency, (fn) => fn());
+    if (changed) this.options.hooks?.changed?.();
+  }
+
+  private async setZero(held: HeldServer, restore: RestoreAction | undefined): Promise<void> {
+    const log = this.options.logger.child({ pod: held.podKey, ip: held.destination.address });
+    try {
+      await this.options.ipvs.setDestinationWeight(held.service, held.destination, 0);
+      if (restore !== undefined) {
+        log.info({ service: serviceId(held.service) }, 'ipvs: the proxy reset a held server\'s weight; back to 0');
+        this.options.hooks?.restored?.(restore, held);
+      } else {
+        log.info({ service: serviceId(held.service), originalWeight: held.originalWeight }, 'ipvs: holding real server at weight 0');
+      }
+    } catch (error) {
+      log.warn({ err: error, service: serviceId(held.service) }, 'ipvs: could not set weight 0; retried next interval');
+    }
+  }
+
+  private async readd(held: HeldServer, service: IpvsService): Promise<void> {
+    const { ipvs, logger } = this.options;
+    const log = logger.child({ pod: held.podKey, ip: held.destination.address });
+    try {
+      await ipvs.addDestination(service.key, { ...held.spec, weight: held.originalWeight });
+      held.recreated = true;
+      await ipvs.setDestinationWeight(service.key, held.destination, 0);
+      log.info({ service: serviceId(held.service), scheduler: service.scheduler, originalWeight: held.originalWeight }, 'ipvs: the proxy deleted a held server; re-added at its original weight and edited to 0');
+      this.options.hooks?.restored?.('readd', held);
+    } catch (error) {
+      if (isCode(error, 'EEXIST')) return; // the proxy re-added it meanwhile: next pass edits it
+      log.warn({ err: error, service: serviceId(held.service) }, 'ipvs: could not re-add a held server; retried next interval');
+    }
+  }
+
+  private async releasePod(uid: string, why: 'serving' | 'gone'): Promise<void> {
+    const { ipvs, logger } = this.options;
+    for (const [id, held] of [...this.holds]) {
+      if (held.podUid !== uid) continue;
+      const log = logger.child({ pod: held.podKey, ip: held.destination.address });
+      try {
+        if (why === 'gone' && held.recreated) {
+          await ipvs.deleteDestination(held.service, held.destination);
+          log.info({ service: serviceId(held.service) }, 'ipvs: pod gone; removed the server the agent had re-created');
+        } else if (why === 'serving') {
+          const current = (await ipvs.listDestinations(held.service)).find((d) => destinationId(d) === destinationId(held.destination));
+          if (current !== undefined && current.weight === 0) await ipvs.setDestinationWeight(held.service, held.destination, held.originalWeight);
+          log.info({ service: serviceId(held.service), weight: held.originalWeight }, 'ipvs: pod Ready again; original weight back, hold released');
+        } else {
+          log.info({ service: serviceId(held.service) }, 'ipvs: pod gone; hold released, server left as the proxy left it');
+        }
+      } catch (error) {
+        if (!isCode(error, 'ENOENT', 'ESRCH')) {
+          log.warn({ err: error, service: serviceId(held.service) }, 'ipvs: release failed; retried next interval');
+          continue;
+        }
+      }
+      this.holds.delete(id);
+      this.options.hooks?.changed?.();
+    }
+  }
+}
+
+function podOfIpHas(podOfIp: ReadonlyMap<string, DrainingPod>, held: HeldServer): boolean {
+  return podOfIp.get(held.destination.address.toLowerCase())?.uid === held.podUid;
+}
