@@ -19,7 +19,7 @@ export interface GhostTiming {
   windowMs: number;
 }
 
-export const DEFAULT_GHOST_TIMING: GhostTiming = { warmupMs: 2000, drainMs: 1500, windowMs: 8000 };
+export const DEFAULT_GHOST_TIMING: GhostTiming = { warmupMs: 1500, drainMs: 1000, windowMs: 6000 };
 
 export function ghostTopology(): Topology {
   return buildClusterTopology({ nodes: 1, podsPerNode: { 1: 2 }, serviceCidrs: ['10.96.0.0/16'], control: true });

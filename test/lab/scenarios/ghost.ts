@@ -67,6 +67,7 @@ export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> 
     const node = live.netns('node-1');
     await syncKubeProxy(node, [ghostService([SURVIVOR, VICTIM])]);
     await installObserver(node, [VICTIM.ip]);
+    const podsStarted = Promise.all([startPod(live, SURVIVOR.name), startPod(live, VICTIM.name)]);
     api = await ApiHandle.start(live.netns('control'));
     for (const pod of [SURVIVOR, VICTIM]) {
       await api.call({ op: 'put', pod: managedPod({ name: pod.name, namespace: GHOST_NAMESPACE, nodeName: 'node-1', ips: [pod.ip], drain: '30s' }) });
@@ -76,7 +77,7 @@ export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> 
       agent = await AgentHandle.start(api, { nodeName: 'node-1', netns: node, apiAddress: controlAddressFor(1), nodeAddress: nodeControlAddress(1) });
       await agent.waitReady(api);
     }
-    processes.push(await startPod(live, SURVIVOR.name), await startPod(live, VICTIM.name));
+    processes.push(...(await podsStarted));
     const victimServer = processes[1]!;
     const client = NetnsProcess.startScript('client', live.netns('client'), '../traffic/client.ts', [JSON.stringify(GHOST_CLIENT)]);
     processes.push(client);

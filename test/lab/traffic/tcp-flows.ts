@@ -27,6 +27,8 @@ function failKind(error: NodeJS.ErrnoException | undefined): TcpFailLine['kind']
 class Connection {
   private buffered = '';
   private waiting: ((line: string | Error) => void) | undefined;
+  /** Why the connection ended (a peer's FIN or RST, an error), once it has. */
+  private ended: Error | undefined;
   readonly socket: Socket;
 
   private constructor(socket: Socket) {
@@ -40,8 +42,14 @@ class Connection {
       this.buffered = this.buffered.slice(newline + 1);
       this.settle(line);
     });
-    socket.on('error', (error) => this.settle(error));
-    socket.on('close', () => this.settle(new Error('closed')));
+    socket.on('error', (error) => {
+      this.ended ??= error;
+      this.settle(error);
+    });
+    socket.on('close', () => {
+      this.ended ??= new Error('closed');
+      this.settle(this.ended);
+    });
   }
 
   static open(bind: string, target: string, port: number, timeoutMs: number): Promise<Connection> {
@@ -64,6 +72,7 @@ class Connection {
 
   /** Sends one request and waits for its answer line (or the connection's failure, or the timeout). */
   request(seq: number, padding: string, timeoutMs: number): Promise<string> {
+    if (this.ended !== undefined) return Promise.reject(this.ended);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting = undefined;

@@ -1,0 +1,45 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Canvas } from '../chart/canvas.js';
+
+/** Where committed results live (`conndrain lab` writes here unless told otherwise). */
+export const DEFAULT_RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
+
+export interface ScenarioReport {
+  scenario: string;
+  /** The full result, series included. */
+  result: unknown;
+  /** The before/after table (Markdown). */
+  table: string;
+  chart?: Canvas;
+  /** The command that produced it and where, for the Markdown file. */
+  command: string;
+  notes: string[];
+}
+
+/** Writes `<scenario>.json`, `<scenario>.md` and `<scenario>.png`; returns the paths written. */
+export async function writeScenarioResults(dir: string, report: ScenarioReport): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const base = join(dir, report.scenario);
+  const written = [`${base}.json`, `${base}.md`];
+  const when = new Date().toISOString();
+  await writeFile(`${base}.json`, `${JSON.stringify({ scenario: report.scenario, measuredAt: when, command: report.command, result: report.result }, null, 2)}\n`);
+  const markdown = [
+    `# Lab scenario \`${report.scenario}\``,
+    '',
+    `Measured ${when} with \`${report.command}\`.`,
+    '',
+    report.table,
+    '',
+    ...(report.chart === undefined ? [] : [`![${report.scenario}](${report.scenario}.png)`, '']),
+    ...report.notes.map((note) => `- ${note}`),
+    '',
+  ].join('\n');
+  await writeFile(`${base}.md`, markdown);
+  if (report.chart !== undefined) {
+    await writeFile(`${base}.png`, report.chart.toPng());
+    written.push(`${base}.png`);
+  }
+  return written;
+}
