@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsServiceKey } from '../lib/types.js';
+import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsService, type IpvsServiceKey } from '../lib/types.js';
 import { sameServiceKey } from '../lib/ipvs-keys.js';
 
 export interface IpvsContractTarget {
@@ -55,7 +55,7 @@ export function describeIpvsContract(name: string, createTarget: () => Promise<I
       await api.addService({ key: mark7v6, scheduler: 'sh', netmask: 64 });
       const services = await api.listServices();
       assert.equal(services.length, 4);
-      const find = (key: IpvsServiceKey) => {
+      const find = (key: IpvsServiceKey): IpvsService => {
         const found = services.find((s) => sameServiceKey(s.key, key));
         assert.ok(found, `service ${JSON.stringify(key)} missing from ${JSON.stringify(services)}`);
         return found;
