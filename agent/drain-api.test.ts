@@ -2,7 +2,9 @@ import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { pino } from 'pino';
-import type { ConntrackApi, ConntrackEntry, ListConntrackOptions } from '../native/lib/types.js';
+import type { ConntrackEntry, ListConntrackOptions } from '../native/lib/types.js';
+import type { ConntrackFillSpec } from '../native/lib/conntrack-convert.js';
+import { MemoryConntrack } from '../native/lib/memory-conntrack.js';
 import { managedPod, markDeleting } from '../test/apiserver/pods.js';
 import { FakeClock, settle } from '../test/agent/fake-clock.js';
 import { DrainApi } from './drain-api.js';
@@ -10,35 +12,29 @@ import { DrainSessions, type DrainSummary } from './drain-sessions.js';
 import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
 import { PodCache } from './pod-cache.js';
 
-/** Minimal conntrack fake for this file (the native stand-in replaces it once it lands). */
-class TableFake implements ConntrackApi {
-  entries: ConntrackEntry[] = [];
-  lists = 0;
+/** The native helper's in-memory conntrack stand-in, with failure injection for listConntrack. */
+class TableFake extends MemoryConntrack {
   failNext = 0;
-  listConntrack(options?: ListConntrackOptions): Promise<ConntrackEntry[]> {
-    this.lists += 1;
+  override listConntrack(options?: ListConntrackOptions): Promise<ConntrackEntry[]> {
     if (this.failNext > 0) {
       this.failNext -= 1;
       return Promise.reject(new Error('netlink: injected failure'));
     }
-    const addresses = new Set(options?.addresses ?? []);
-    return Promise.resolve(this.entries.filter((e) => addresses.has(e.original.dst) || addresses.has(e.reply.src)));
+    return super.listConntrack(options);
   }
-  deleteConntrack(): never {
-    throw new Error('not used');
-  }
-  conntrackStats(): never {
-    throw new Error('not used');
+  /** Replaces the whole table. */
+  async set(specs: ConntrackFillSpec[]): Promise<void> {
+    for (const e of this.entries()) this.expire(e.id);
+    const r = await this.insertConntrackForTest(specs);
+    assert.equal(r.created, specs.length);
   }
 }
 
-function entry(protocol: 'tcp' | 'udp', dst: string, opts: { state?: string; timeout: number; assured?: boolean }): ConntrackEntry {
+function entry(protocol: 'tcp' | 'udp', dst: string, opts: { state?: string; timeout: number; assured?: boolean }): ConntrackFillSpec {
   return {
-    family: 4, protocol, protocolNumber: protocol === 'tcp' ? 6 : 17,
-    original: { src: '192.0.2.7', dst, srcPort: 40000, dstPort: 8080 },
-    reply: { src: dst, dst: '192.0.2.7', srcPort: 8080, dstPort: 40000 },
+    protocol, origSrc: '192.0.2.7', origDst: dst, srcPort: 40000, dstPort: 8080, timeout: opts.timeout,
     ...(opts.state === undefined ? {} : { state: opts.state }),
-    timeout: opts.timeout, mark: 0, zone: 0, status: 0, statusFlags: opts.assured === true ? ['ASSURED', 'SEEN_REPLY'] : ['SEEN_REPLY'], id: 1,
+    statusFlags: opts.assured === true ? ['ASSURED', 'SEEN_REPLY'] : ['SEEN_REPLY'],
   };
 }
 
@@ -139,12 +135,12 @@ test('no open flow: answered at min-drain, not before', async () => {
 test('open TCP flow: waits; ends as soon as the flow closes (TIME_WAIT), well before the deadline', async () => {
   const { clock, cache, port, api, table, finished } = await makeRig();
   addPod(cache, 'web', '10.2.0.1', { minDrain: '5s' });
-  table.entries = [entry('tcp', '10.2.0.1', { state: 'ESTABLISHED', timeout: 431_999 }), entry('tcp', '10.9.9.9', { state: 'ESTABLISHED', timeout: 431_999 })];
+  await table.set([entry('tcp', '10.2.0.1', { state: 'ESTABLISHED', timeout: 431_999 }), entry('tcp', '10.9.9.9', { state: 'ESTABLISHED', timeout: 431_999 })]);
   const { answer } = get(port, '/v1/drain/drain-web');
   await heldOpen(api, 1);
   await clock.advance(8000);
   assert.equal(await settled(answer), false, 'flow open: still draining');
-  table.entries[0] = entry('tcp', '10.2.0.1', { state: 'TIME_WAIT', timeout: 120 });
+  await table.set([entry('tcp', '10.2.0.1', { state: 'TIME_WAIT', timeout: 120 }), entry('tcp', '10.9.9.9', { state: 'ESTABLISHED', timeout: 431_999 })]);
   await clock.advance(1000);
   const { body } = await answer;
   assert.equal(body.ended, 'idle');
@@ -156,7 +152,7 @@ test('open TCP flow: waits; ends as soon as the flow closes (TIME_WAIT), well be
 test('flows never close: answered at the drain deadline with ended=timeout; a failing check does not end it', async () => {
   const { clock, cache, port, api, table } = await makeRig();
   addPod(cache, 'web', '10.2.0.1', { drain: '12s', minDrain: '2s' });
-  table.entries = [entry('udp', '10.2.0.1', { timeout: 119, assured: true })];
+  await table.set([entry('udp', '10.2.0.1', { timeout: 119, assured: true })]);
   table.failNext = 1;
   const { answer } = get(port, '/v1/drain/drain-web');
   await heldOpen(api, 1);
@@ -216,7 +212,7 @@ test('bounded: beyond maxDrains held requests, 503 with Retry-After', async () =
 test('the pod leaves the API mid-drain: ended=pod-gone', async () => {
   const { clock, cache, port, api, sessions, table } = await makeRig();
   addPod(cache, 'web', '10.2.0.1', { minDrain: '5s' });
-  table.entries = [entry('tcp', '10.2.0.1', { state: 'ESTABLISHED', timeout: 431_999 })];
+  await table.set([entry('tcp', '10.2.0.1', { state: 'ESTABLISHED', timeout: 431_999 })]);
   const { answer } = get(port, '/v1/drain/drain-web');
   await heldOpen(api, 1);
   await clock.advance(7000);
