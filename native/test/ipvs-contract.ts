@@ -50,7 +50,7 @@ export function describeIpvsContract(name: string, createTarget: () => Promise<I
     test('starts empty, lists address/port and fwmark services of both families', async () => {
       assert.deepEqual(await api.listServices(), []);
       await api.addService({ key: tcp80, scheduler: 'mh', flags: 0x08 });
-      await api.addService({ key: { ...udp6, address: 'FD00:96:0::A' }, scheduler: 'rr' });
+      await api.addService({ key: { family: 6, protocol: 'udp', address: 'FD00:96:0::A', port: 53 }, scheduler: 'rr' });
       await api.addService({ key: mark42, scheduler: 'wrr', flags: 0x01, timeout: 300, netmask: 0xffffff00 });
       await api.addService({ key: mark7v6, scheduler: 'sh', netmask: 64 });
       const services = await api.listServices();
@@ -168,7 +168,7 @@ export function describeIpvsContract(name: string, createTarget: () => Promise<I
     test('duplicates, unknown schedulers and kernel-side validation', async () => {
       await api.addService({ key: tcp80, scheduler: 'rr' });
       await rejectsWith(api.addService({ key: tcp80, scheduler: 'rr' }), 'EEXIST', /already exists/);
-      await rejectsWith(api.addService({ key: { ...tcp80, port: 81 }, scheduler: 'nosuchsched' }), 'ENOENT', /unknown scheduler 'nosuchsched'/);
+      await rejectsWith(api.addService({ key: { family: 4, protocol: 'tcp', address: '10.96.0.10', port: 81 }, scheduler: 'nosuchsched' }), 'ENOENT', /unknown scheduler 'nosuchsched'/);
       await api.addDestination(tcp80, { address: '10.244.1.5', port: 8080, weight: 1 });
       await rejectsWith(api.addDestination(tcp80, { address: '10.244.1.5', port: 8080, weight: 2 }), 'EEXIST', /10\.244\.1\.5:8080 already exists/);
       await rejectsWith(api.addDestination(tcp80, { address: 'fd00::1', port: 80, weight: 1 }), 'EINVAL', /IPv6 masq destination in an IPv4 service|invalid/);
