@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { livePodIps, parseInventory, podHoldsIps, type EndpointSliceLike } from '../src/stale/index.js';
 
 /** Where endpoints come from, and how to ask whether a live pod holds an address. */
@@ -22,6 +22,7 @@ export interface InventoryOptions {
 export async function loadInventory(options: InventoryOptions): Promise<StaleInventory> {
   if (options.endpoints !== undefined) return await fromFile(options.endpoints);
   const kubeconfig = options.kubeconfig ?? process.env.KUBECONFIG;
+  const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   if (kubeconfig !== undefined && kubeconfig !== '') kc.loadFromFile(kubeconfig);
   else if (process.env.KUBERNETES_SERVICE_HOST !== undefined) kc.loadFromCluster();
@@ -37,6 +38,7 @@ async function fromFile(path: string): Promise<StaleInventory> {
 }
 
 async function fromApi(kc: KubeConfig, nodeName: string | undefined): Promise<StaleInventory> {
+  const { CoreV1Api, DiscoveryV1Api } = await import('@kubernetes/client-node');
   const discovery = kc.makeApiClient(DiscoveryV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   const slices: EndpointSliceLike[] = [];
