@@ -1,0 +1,35 @@
+# syntax=docker/dockerfile:1
+# conndrain admission webhook: `conndrain webhook` on Node 24, distroless, non-root.
+# No compiler and no native addon: `npm ci --ignore-scripts` skips the root postinstall that
+# builds native/ (the webhook never loads it; webhook/ cannot import native/ or agent/), and
+# from native/ only the TypeScript contract native/lib is copied, because the one CLI
+# program (cli/main.ts) that tsc compiles reaches it through the agent commands.
+# Build from the repository root:  docker build -f images/webhook.Dockerfile -t conndrain-webhook .
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY webhook ./webhook
+COPY agent ./agent
+COPY cli ./cli
+COPY native/lib ./native/lib
+# cli/lab-commands.ts imports the lab (test/lab) lazily; tsc still compiles what it reaches.
+COPY test ./test
+RUN npm run build \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+
+FROM gcr.io/distroless/nodejs24-debian12:nonroot AS runtime
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /src/package.json ./package.json
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY bin/conndrain.mjs ./bin/conndrain.mjs
+# 65532 = distroless "nonroot"; the Deployment runs it with runAsNonRoot and a read-only root.
+USER 65532:65532
+EXPOSE 9443
+ENTRYPOINT ["/nodejs/bin/node", "/app/bin/conndrain.mjs"]
+CMD ["webhook"]
