@@ -14,7 +14,9 @@
             "src/ct_parse.c",
             "src/conntrack.c",
             "src/netns.c",
-            "src/nl_batch.c"
+            "src/nl_batch.c",
+            "src/genl.c",
+            "src/ipvs.c"
           ],
           "cflags": ["-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-fvisibility=hidden"],
           "cflags!": ["-O3"],

@@ -8,6 +8,7 @@
 import { loadAddon, toNetlinkError, type RawAddon, type RawHandle, type RawOpenOptions } from './addon.js';
 import { toDeleteResult, toEntry, toRawFillSpec, toRawFilter, type ConntrackFillResult, type ConntrackFillSpec, type RawDeleteResult, type RawListResult } from './conntrack-convert.js';
 import { checkDeleteOptions, checkListOptions } from './conntrack-validate.js';
+import { NativeIpvs } from './ipvs-native.js';
 import type {
   ConntrackEntry,
   ConntrackStats,
@@ -86,34 +87,36 @@ export class NativeNetlink implements NetlinkApi {
     return this.invoke<RawListResult>('listConntrack', 'ct_list', { ...toRawFilter(checked), ...(checked.limit !== undefined ? { limit: checked.limit } : {}) });
   }
 
-  // IPVS: each method delegates to an `ipvs_*` op of the addon (added by the IPVS work in
-  // addon.c); argument checks and conversions for them belong next to these methods.
+  // IPVS: each method delegates to an `ipvs_*` op of the addon through NativeIpvs
+  // (ipvs-native.ts: argument checks, conversions, error wording shared with the stand-in).
+  private readonly ipvs = new NativeIpvs((op, native, args) => this.invoke(op, native, args));
+
   listServices(): Promise<IpvsService[]> {
-    return this.invoke('listServices', 'ipvs_list_services', {});
+    return this.ipvs.listServices();
   }
 
   listDestinations(service: IpvsServiceKey): Promise<IpvsDestination[]> {
-    return this.invoke('listDestinations', 'ipvs_list_destinations', { service });
+    return this.ipvs.listDestinations(service);
   }
 
-  async setDestinationWeight(service: IpvsServiceKey, destination: IpvsDestinationKey, weight: number): Promise<void> {
-    await this.invoke('setDestinationWeight', 'ipvs_set_weight', { service, destination, weight });
+  setDestinationWeight(service: IpvsServiceKey, destination: IpvsDestinationKey, weight: number): Promise<void> {
+    return this.ipvs.setDestinationWeight(service, destination, weight);
   }
 
-  async addDestination(service: IpvsServiceKey, destination: IpvsDestinationSpec): Promise<void> {
-    await this.invoke('addDestination', 'ipvs_add_destination', { service, destination });
+  addDestination(service: IpvsServiceKey, destination: IpvsDestinationSpec): Promise<void> {
+    return this.ipvs.addDestination(service, destination);
   }
 
-  async deleteDestination(service: IpvsServiceKey, destination: IpvsDestinationKey): Promise<void> {
-    await this.invoke('deleteDestination', 'ipvs_delete_destination', { service, destination });
+  deleteDestination(service: IpvsServiceKey, destination: IpvsDestinationKey): Promise<void> {
+    return this.ipvs.deleteDestination(service, destination);
   }
 
-  async addService(spec: IpvsServiceSpec): Promise<void> {
-    await this.invoke('addService', 'ipvs_add_service', { spec });
+  addService(spec: IpvsServiceSpec): Promise<void> {
+    return this.ipvs.addService(spec);
   }
 
-  async deleteService(service: IpvsServiceKey): Promise<void> {
-    await this.invoke('deleteService', 'ipvs_delete_service', { service });
+  deleteService(service: IpvsServiceKey): Promise<void> {
+    return this.ipvs.deleteService(service);
   }
 
   close(): void {

@@ -32,20 +32,10 @@
 #include <netinet/in.h>
 #include <linux/genetlink.h>
 
-static int resolve(struct ipvs_conn *c, uint16_t *family)
+static int resolve(struct nl_sock *s, uint16_t *family)
 {
-	int err = genl_resolve_family(&c->sock, IPVS_GENL_NAME, family);
+	int err = genl_resolve_family(s, IPVS_GENL_NAME, family);
 	return err == -ENOENT ? -IPVS_EUNAVAILABLE : err;
-}
-
-int ipvs_conn_open(struct ipvs_conn *c)
-{
-	return nl_open(&c->sock, NETLINK_GENERIC, 0, 0);
-}
-
-void ipvs_conn_close(struct ipvs_conn *c)
-{
-	nl_close(&c->sock);
 }
 
 void ipvs_service_list_free(struct ipvs_service_list *l)
@@ -309,35 +299,35 @@ static int on_dest(const struct nlmsghdr *h, void *arg)
 /* Sends one request built by `build` (a dump when on_msg is given, else a doit with ACK). */
 typedef int (*build_fn)(struct nl_buf *b, const void *arg);
 
-static int request(struct ipvs_conn *c, uint8_t cmd, int dump, build_fn build, const void *arg, nl_msg_cb on_msg,
+static int request(struct nl_sock *s, uint8_t cmd, int dump, build_fn build, const void *arg, nl_msg_cb on_msg,
 		   void *ctx)
 {
 	struct nl_buf b;
 	uint16_t family;
 	uint32_t seq;
 	size_t msg;
-	int err = resolve(c, &family);
+	int err = resolve(s, &family);
 
 	if (err < 0)
 		return err;
-	seq = nl_next_seq(&c->sock);
+	seq = nl_next_seq(s);
 	nl_buf_init(&b);
 	msg = genl_msg_begin(&b, family, NLM_F_REQUEST | (dump ? NLM_F_DUMP : NLM_F_ACK), seq, cmd, IPVS_GENL_VERSION);
 	err = build ? build(&b, arg) : 0;
 	if (err == 0) {
 		nl_msg_end(&b, msg);
-		err = nl_transact(&c->sock, &b, seq, on_msg, ctx);
+		err = nl_transact(s, &b, seq, on_msg, ctx);
 	}
 	nl_buf_free(&b);
 	return err;
 }
 
-int ipvs_list_services(struct ipvs_conn *c, struct ipvs_service_list *out)
+int ipvs_list_services(struct nl_sock *s, struct ipvs_service_list *out)
 {
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = request(c, IPVS_CMD_GET_SERVICE, 1, NULL, NULL, on_service, out);
+	err = request(s, IPVS_CMD_GET_SERVICE, 1, NULL, NULL, on_service, out);
 	if (err < 0)
 		ipvs_service_list_free(out);
 	return err;
@@ -348,14 +338,14 @@ static int build_key(struct nl_buf *b, const void *arg)
 	return put_service(b, arg, NULL);
 }
 
-int ipvs_get_service(struct ipvs_conn *c, const struct ipvs_service_key *key, struct ipvs_service *out)
+int ipvs_get_service(struct nl_sock *s, const struct ipvs_service_key *key, struct ipvs_service *out)
 {
 	struct ipvs_service_list l;
 	int err;
 
 	memset(&l, 0, sizeof(l));
 	/* A doit GET_SERVICE answers with the service (or ESRCH), then the ACK. */
-	err = request(c, IPVS_CMD_GET_SERVICE, 0, build_key, key, on_service, &l);
+	err = request(s, IPVS_CMD_GET_SERVICE, 0, build_key, key, on_service, &l);
 	if (err == 0 && l.count == 0)
 		err = -ESRCH;
 	if (err == 0)
@@ -364,17 +354,17 @@ int ipvs_get_service(struct ipvs_conn *c, const struct ipvs_service_key *key, st
 	return err;
 }
 
-int ipvs_list_dests(struct ipvs_conn *c, const struct ipvs_service_key *key, struct ipvs_dest_list *out)
+int ipvs_list_dests(struct nl_sock *s, const struct ipvs_service_key *key, struct ipvs_dest_list *out)
 {
 	struct ipvs_service svc;
 	struct dest_ctx ctx = { out, key->af };
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = ipvs_get_service(c, key, &svc);
+	err = ipvs_get_service(s, key, &svc);
 	if (err < 0)
 		return err;
-	err = request(c, IPVS_CMD_GET_DEST, 1, build_key, key, on_dest, &ctx);
+	err = request(s, IPVS_CMD_GET_DEST, 1, build_key, key, on_dest, &ctx);
 	if (err < 0)
 		ipvs_dest_list_free(out);
 	return err;
@@ -400,7 +390,7 @@ static int same_dest(const struct ipvs_dest *a, const struct ipvs_dest *key, uin
 	return a->af == af && a->port == key->port && memcmp(a->addr, key->addr, addr_len(af)) == 0;
 }
 
-int ipvs_set_dest_weight(struct ipvs_conn *c, const struct ipvs_service_key *key, const struct ipvs_dest *dest_key,
+int ipvs_set_dest_weight(struct nl_sock *s, const struct ipvs_service_key *key, const struct ipvs_dest *dest_key,
 			 uint32_t weight)
 {
 	struct ipvs_dest_list l;
@@ -411,7 +401,7 @@ int ipvs_set_dest_weight(struct ipvs_conn *c, const struct ipvs_service_key *key
 
 	if (weight > INT32_MAX)
 		return -ERANGE;
-	err = ipvs_list_dests(c, key, &l);
+	err = ipvs_list_dests(s, key, &l);
 	if (err < 0)
 		return err;
 	for (i = 0; i < l.count; i++) {
@@ -425,19 +415,19 @@ int ipvs_set_dest_weight(struct ipvs_conn *c, const struct ipvs_service_key *key
 	next = l.items[i]; /* everything the kernel has, so SET_DEST resets nothing */
 	next.weight = weight;
 	ipvs_dest_list_free(&l);
-	return request(c, IPVS_CMD_SET_DEST, 0, build_dest, &r, NULL, NULL);
+	return request(s, IPVS_CMD_SET_DEST, 0, build_dest, &r, NULL, NULL);
 }
 
-int ipvs_add_dest(struct ipvs_conn *c, const struct ipvs_service_key *key, const struct ipvs_dest *dest)
+int ipvs_add_dest(struct nl_sock *s, const struct ipvs_service_key *key, const struct ipvs_dest *dest)
 {
 	struct dest_req r = { key, dest, 1 };
-	return request(c, IPVS_CMD_NEW_DEST, 0, build_dest, &r, NULL, NULL);
+	return request(s, IPVS_CMD_NEW_DEST, 0, build_dest, &r, NULL, NULL);
 }
 
-int ipvs_del_dest(struct ipvs_conn *c, const struct ipvs_service_key *key, const struct ipvs_dest *dest_key)
+int ipvs_del_dest(struct nl_sock *s, const struct ipvs_service_key *key, const struct ipvs_dest *dest_key)
 {
 	struct dest_req r = { key, dest_key, 0 };
-	return request(c, IPVS_CMD_DEL_DEST, 0, build_dest, &r, NULL, NULL);
+	return request(s, IPVS_CMD_DEL_DEST, 0, build_dest, &r, NULL, NULL);
 }
 
 static int build_full_service(struct nl_buf *b, const void *arg)
@@ -446,12 +436,12 @@ static int build_full_service(struct nl_buf *b, const void *arg)
 	return put_service(b, &svc->key, svc);
 }
 
-int ipvs_add_service(struct ipvs_conn *c, const struct ipvs_service *svc)
+int ipvs_add_service(struct nl_sock *s, const struct ipvs_service *svc)
 {
-	return request(c, IPVS_CMD_NEW_SERVICE, 0, build_full_service, svc, NULL, NULL);
+	return request(s, IPVS_CMD_NEW_SERVICE, 0, build_full_service, svc, NULL, NULL);
 }
 
-int ipvs_del_service(struct ipvs_conn *c, const struct ipvs_service_key *key)
+int ipvs_del_service(struct nl_sock *s, const struct ipvs_service_key *key)
 {
-	return request(c, IPVS_CMD_DEL_SERVICE, 0, build_key, key, NULL, NULL);
+	return request(s, IPVS_CMD_DEL_SERVICE, 0, build_key, key, NULL, NULL);
 }

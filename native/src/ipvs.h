@@ -71,28 +71,23 @@ struct ipvs_dest_list {
 void ipvs_service_list_free(struct ipvs_service_list *l);
 void ipvs_dest_list_free(struct ipvs_dest_list *l);
 
-/* One NETLINK_GENERIC socket, opened in the caller's network namespace. The family id is
- * resolved on every call, so loading (or reloading) ip_vs after open is picked up. */
-struct ipvs_conn {
-	struct nl_sock sock;
-};
-
-int ipvs_conn_open(struct ipvs_conn *c);
-void ipvs_conn_close(struct ipvs_conn *c);
+/* Every operation takes a NETLINK_GENERIC socket (nl_open(s, NETLINK_GENERIC, ...)) opened in
+ * the network namespace to act on. The family id is resolved on every call (one small
+ * round trip), so loading or reloading ip_vs after the socket was opened is picked up. */
 
 /* Both tables: protocol/address/port services and fwmark services, IPv4 and IPv6. */
-int ipvs_list_services(struct ipvs_conn *c, struct ipvs_service_list *out);
+int ipvs_list_services(struct nl_sock *s, struct ipvs_service_list *out);
 /* One service; -ESRCH when absent. */
-int ipvs_get_service(struct ipvs_conn *c, const struct ipvs_service_key *key, struct ipvs_service *out);
+int ipvs_get_service(struct nl_sock *s, const struct ipvs_service_key *key, struct ipvs_service *out);
 /* The destinations of one service; -ESRCH when the service does not exist. */
-int ipvs_list_dests(struct ipvs_conn *c, const struct ipvs_service_key *key, struct ipvs_dest_list *out);
+int ipvs_list_dests(struct nl_sock *s, const struct ipvs_service_key *key, struct ipvs_dest_list *out);
 /* Read-modify-write: reads the destination and sends IPVS_CMD_SET_DEST with every field it
  * has (forwarding, thresholds, tunnel type/port/flags) and the new weight. -ESRCH, -ENOENT. */
-int ipvs_set_dest_weight(struct ipvs_conn *c, const struct ipvs_service_key *key, const struct ipvs_dest *dest_key,
+int ipvs_set_dest_weight(struct nl_sock *s, const struct ipvs_service_key *key, const struct ipvs_dest *dest_key,
 			 uint32_t weight);
-int ipvs_add_dest(struct ipvs_conn *c, const struct ipvs_service_key *key, const struct ipvs_dest *dest);
-int ipvs_del_dest(struct ipvs_conn *c, const struct ipvs_service_key *key, const struct ipvs_dest *dest_key);
-int ipvs_add_service(struct ipvs_conn *c, const struct ipvs_service *svc);
-int ipvs_del_service(struct ipvs_conn *c, const struct ipvs_service_key *key);
+int ipvs_add_dest(struct nl_sock *s, const struct ipvs_service_key *key, const struct ipvs_dest *dest);
+int ipvs_del_dest(struct nl_sock *s, const struct ipvs_service_key *key, const struct ipvs_dest *dest_key);
+int ipvs_add_service(struct nl_sock *s, const struct ipvs_service *svc);
+int ipvs_del_service(struct nl_sock *s, const struct ipvs_service_key *key);
 
 #endif

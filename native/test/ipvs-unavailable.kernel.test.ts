@@ -1,0 +1,44 @@
+/**
+ * The host kernel of these machines (6.18) has no IPVS at all, which is exactly the "ip_vs not
+ * loaded" case: the generic netlink family lookup fails and every IPVS call must reject with
+ * EIPVSUNAVAILABLE and the readable message. Skips on a kernel that does have IPVS (there the
+ * lookup loads ip_vs through its net-pf-16-proto-16-family-IPVS alias).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openNetlink, NetlinkError } from '../lib/index.js';
+
+test('IPVS absent from the kernel: every IPVS call rejects with EIPVSUNAVAILABLE', async (t) => {
+  const netlink = openNetlink();
+  try {
+    let services: unknown;
+    try {
+      services = await netlink.listServices();
+    } catch (error) {
+      assert.ok(error instanceof NetlinkError, String(error));
+      assert.equal(error.code, 'EIPVSUNAVAILABLE');
+      assert.equal(error.op, 'listServices');
+      assert.equal(error.message, 'listServices: IPVS is not available (is the ip_vs module loaded?)');
+    }
+    if (services !== undefined) {
+      t.skip('this kernel has IPVS (covered inside the VM instead)');
+      return;
+    }
+    const key = { family: 4 as const, protocol: 'tcp' as const, address: '10.96.0.10', port: 80 };
+    const dest = { address: '10.244.1.5', port: 8080 };
+    for (const call of [
+      () => netlink.listDestinations(key),
+      () => netlink.setDestinationWeight(key, dest, 0),
+      () => netlink.addDestination(key, { ...dest, weight: 1 }),
+      () => netlink.deleteDestination(key, dest),
+      () => netlink.addService({ key, scheduler: 'rr' }),
+      () => netlink.deleteService(key),
+    ]) {
+      await assert.rejects(call(), { code: 'EIPVSUNAVAILABLE' });
+    }
+    // Argument checks still come first: a bad key is EINVAL even without IPVS.
+    await assert.rejects(netlink.listDestinations({ ...key, address: 'nope' }), { code: 'EINVAL' });
+  } finally {
+    netlink.close();
+  }
+});
