@@ -66,6 +66,12 @@ describe('agent', { skip: KUBECTL_MISSING }, () => {
         assert.equal(pod.priorityClassName, 'system-node-critical');
       });
 
+      it('ships a ResourceQuota covering its priority class (clusters that limit system classes)', () => {
+        const quotas = objects.filter((o) => o.kind === 'ResourceQuota') as unknown as { spec: { scopeSelector?: { matchExpressions?: { scopeName: string; operator: string; values?: string[] }[] } } }[];
+        const covers = quotas.some((q) => (q.spec.scopeSelector?.matchExpressions ?? []).some((e) => e.scopeName === 'PriorityClass' && e.operator === 'In' && (e.values ?? []).includes(pod.priorityClassName ?? '')));
+        assert.ok(covers);
+      });
+
       it('rolls one node at a time without surge (host ports would collide)', () => {
         const rolling = workload.spec?.updateStrategy?.rollingUpdate;
         assert.equal(workload.spec?.updateStrategy?.type, 'RollingUpdate');
