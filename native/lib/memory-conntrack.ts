@@ -1,0 +1,178 @@
+/**
+ * An in-memory stand-in for the kernel's conntrack table behind ConntrackApi, for unit tests
+ * of the agent. The same contract suite (native/test/conntrack-contract.ts) runs against it and
+ * against the real kernel, so it cannot drift from what the addon does.
+ */
+import { constants } from 'node:os';
+import { addressKey } from './conntrack-address.js';
+import type { ConntrackFillResult, ConntrackFillSpec } from './conntrack-convert.js';
+import { expandFillSpec } from './conntrack-fill.js';
+import { PROTOCOL_NUMBERS, protocolName, statusBits, statusFlagNames } from './conntrack-names.js';
+import { checkDeleteOptions, checkListOptions, type CheckedFilter } from './conntrack-validate.js';
+import type {
+  ConntrackApi,
+  ConntrackEntry,
+  ConntrackStats,
+  ConntrackTuple,
+  DeleteConntrackOptions,
+  DeleteConntrackResult,
+  ListConntrackOptions,
+} from './types.js';
+
+const IPS_CONFIRMED = 1 << 3;
+const STATEFUL = new Set([6, 132]);
+
+function tupleKey(protocolNumber: number, zone: number, t: ConntrackTuple): string {
+  return [protocolNumber, zone, addressKey(t.src), addressKey(t.dst), t.srcPort ?? '', t.dstPort ?? ''].join('|');
+}
+
+export interface MemoryConntrackOptions {
+  /** `nf_conntrack_max` to report (default 262144). */
+  max?: number;
+  /** CPUs to report in perCpu (default 1). */
+  cpus?: number;
+}
+
+export class MemoryConntrack implements ConntrackApi {
+  private readonly table = new Map<number, ConntrackEntry>();
+  /** Tuple keys (both directions) -> entry id, as the kernel's hash lookup. */
+  private readonly byTuple = new Map<string, number>();
+  private nextId = 1;
+  private readonly max: number;
+  private readonly cpus: number;
+
+  constructor(options: MemoryConntrackOptions = {}) {
+    this.max = options.max ?? 262144;
+    this.cpus = options.cpus ?? 1;
+  }
+
+  /** Adds one entry (as a packet or ctnetlink would create it). Fails on a tuple clash, like the kernel (EEXIST). */
+  insertEntry(entry: Omit<ConntrackEntry, 'id' | 'statusFlags' | 'protocol'> & { protocol?: ConntrackEntry['protocol'] }): ConntrackEntry {
+    const status = (entry.status | IPS_CONFIRMED) >>> 0;
+    const full: ConntrackEntry = {
+      ...entry,
+      protocol: protocolName(entry.protocolNumber),
+      status,
+      statusFlags: statusFlagNames(status),
+      id: this.nextId++,
+    };
+    const keys = [tupleKey(full.protocolNumber, full.zone, full.original), tupleKey(full.protocolNumber, full.zone, full.reply)];
+    if (keys.some((k) => this.byTuple.has(k))) throw Object.assign(new Error('entry exists'), { errno: constants.errno.EEXIST });
+    this.table.set(full.id, full);
+    for (const k of keys) this.byTuple.set(k, full.id);
+    return full;
+  }
+
+  /** Test support with the addon's semantics (see ConntrackFillSpec). */
+  insertConntrackForTest(specs: ConntrackFillSpec[]): Promise<ConntrackFillResult> {
+    const started = performance.now();
+    const result: ConntrackFillResult = { created: 0, exists: 0, failed: 0, firstErrno: 0, sends: 0, ackOverruns: 0, resent: 0, ms: 0 };
+    for (const spec of specs) {
+      const protocolNumber = PROTOCOL_NUMBERS[spec.protocol];
+      for (const e of expandFillSpec(spec)) {
+        if (protocolNumber === 1 || protocolNumber === 58) {
+          // ctnetlink needs ICMP id/type/code in the tuple; the fill has none (EINVAL there too)
+          result.failed++;
+          result.firstErrno ||= constants.errno.EINVAL;
+          continue;
+        }
+        try {
+          this.insertEntry({
+            ...e,
+            state: STATEFUL.has(protocolNumber) ? (spec.state ?? 'NONE') : undefined,
+            timeout: spec.timeout ?? 600,
+            mark: spec.mark ?? 0,
+            zone: spec.zone ?? 0,
+            status: statusBits(spec.statusFlags ?? []),
+          });
+          result.created++;
+        } catch {
+          result.exists++;
+        }
+      }
+    }
+    result.ms = performance.now() - started;
+    return Promise.resolve(result);
+  }
+
+  /** Removes one entry as if it expired (ENOENT for a later delete). */
+  expire(id: number): boolean {
+    const entry = this.table.get(id);
+    if (entry === undefined) return false;
+    this.table.delete(id);
+    this.byTuple.delete(tupleKey(entry.protocolNumber, entry.zone, entry.original));
+    this.byTuple.delete(tupleKey(entry.protocolNumber, entry.zone, entry.reply));
+    return true;
+  }
+
+  /** Every entry, copied. */
+  entries(): ConntrackEntry[] {
+    return [...this.table.values()].map((e) => structuredClone(e));
+  }
+
+  deleteConntrack(options: DeleteConntrackOptions): Promise<DeleteConntrackResult> {
+    return settle(() => this.deleteNow(options));
+  }
+
+  listConntrack(options?: ListConntrackOptions): Promise<ConntrackEntry[]> {
+    return settle(() => this.listNow(options));
+  }
+
+  private deleteNow(options: DeleteConntrackOptions): DeleteConntrackResult {
+    {
+      const checked = checkDeleteOptions('deleteConntrack', options);
+      const started = performance.now();
+      const result: DeleteConntrackResult = { scanned: 0, matched: 0, deleted: 0, alreadyGone: 0, failed: 0, ms: 0 };
+      if (checked.addresses.length === 0) return result;
+      const matches = compileFilter(checked);
+      for (const entry of [...this.table.values()]) {
+        result.scanned++;
+        if (!matches(entry)) continue;
+        result.matched++;
+        if (checked.dryRun) continue;
+        if (this.expire(entry.id)) result.deleted++;
+        else result.alreadyGone++;
+      }
+      result.ms = performance.now() - started;
+      return result;
+    }
+  }
+
+  private listNow(options?: ListConntrackOptions): ConntrackEntry[] {
+    {
+      const checked = checkListOptions('listConntrack', options);
+      const matches = compileFilter(checked);
+      const out: ConntrackEntry[] = [];
+      for (const entry of this.table.values()) {
+        if (checked.limit !== undefined && out.length >= checked.limit) break;
+        if (matches(entry)) out.push(structuredClone(entry));
+      }
+      return out;
+    }
+  }
+
+  conntrackStats(): Promise<ConntrackStats> {
+    const perCpu = Array.from({ length: this.cpus }, (_, cpu) => ({
+      cpu, found: 0, invalid: 0, insert: 0, insertFailed: 0, drop: 0, earlyDrop: 0, error: 0, searchRestart: 0, clashResolve: 0, chainTooLong: 0,
+    }));
+    return Promise.resolve({ count: this.table.size, max: this.max, perCpu });
+  }
+}
+
+/** Runs fn now; its result or its exception becomes the promise's outcome. */
+function settle<T>(fn: () => T): Promise<T> {
+  return new Promise((resolve) => resolve(fn()));
+}
+
+/** The addon's matching rules (ct_entry_matches in native/src/ct_parse.c). */
+function compileFilter(f: CheckedFilter): (e: ConntrackEntry) => boolean {
+  const addresses = f.addresses === undefined ? undefined : new Set(f.addresses.map((a) => addressKey(a)));
+  const protocols = f.protocols === undefined ? undefined : new Set(f.protocols.map((p) => PROTOCOL_NUMBERS[p]));
+  return (e) => {
+    if (protocols !== undefined && !protocols.has(e.protocolNumber)) return false;
+    if (f.zone !== undefined && e.zone !== f.zone) return false;
+    if (addresses === undefined) return true;
+    const fields: Record<string, string> = { origSrc: e.original.src, origDst: e.original.dst, replySrc: e.reply.src, replyDst: e.reply.dst };
+    return f.match.some((m) => addresses.has(addressKey(fields[m] ?? '')));
+  };
+}

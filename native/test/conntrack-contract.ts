@@ -1,0 +1,292 @@
+/**
+ * The conntrack contract: one suite, run against the in-memory stand-in
+ * (conntrack-memory.test.ts) and the real kernel through the addon (conntrack.kernel.test.ts).
+ * Every case builds the same table with the test-support fill, acts through ConntrackApi and
+ * compares full listings before and after, with expected counts written down from the fixture,
+ * so the stand-in cannot drift from the kernel.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ConntrackFillResult, ConntrackFillSpec } from '../lib/conntrack-convert.js';
+import { NetlinkError, type ConntrackApi, type ConntrackEntry, type ConntrackMatch } from '../lib/types.js';
+
+export interface ConntrackTarget {
+  api: ConntrackApi;
+  fill(specs: ConntrackFillSpec[]): Promise<ConntrackFillResult>;
+  /** Keys of the table as an independent tool sees it (`conntrack -L`), when there is one. */
+  oracleKeys?(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export const POD = { v4: '10.244.1.10', v6: 'fd00:244:1::10' };
+const OTHER = { v4: '10.244.2.20', v6: 'fd00:244:2::20' };
+const CLIENT = { v4: '10.0.0.1', v6: 'fd00:10::1' };
+const REMOTE = { v4: '192.0.2.50', v6: 'fd00:2::50' };
+const NODE = { v4: '10.250.0.1', v6: 'fd00:250::1' };
+const VIP = { v4: '10.96.0.10', v6: 'fd00:96::10' };
+const MARK = 0x42;
+
+type Family = 'v4' | 'v6';
+
+/** Entries to (or from) `pod`, per family. Numbers per match mode are listed in EXPECTED. */
+function podFlows(f: Family, pod: string, clientOffset: number): ConntrackFillSpec[] {
+  const client = CLIENT[f];
+  return [
+    // a service flow, DNATed to the pod: reply source is the pod
+    { protocol: 'tcp', origSrc: client, srcPort: 20000 + clientOffset, origDst: VIP[f], dstPort: 80, replySrc: pod, replySrcPort: 8080, count: 3, state: 'ESTABLISHED', statusFlags: ['ASSURED', 'SEEN_REPLY'], mark: MARK },
+    { protocol: 'udp', origSrc: client, srcPort: 30000 + clientOffset, origDst: VIP[f], dstPort: 53, replySrc: pod, replySrcPort: 5353, count: 2 },
+    // direct traffic to the pod
+    { protocol: 'tcp', origSrc: client, srcPort: 40000 + clientOffset, origDst: pod, dstPort: 8080, count: 2, state: 'ESTABLISHED' },
+    // the pod's own egress
+    { protocol: 'tcp', origSrc: pod, srcPort: 50000 + clientOffset, origDst: REMOTE[f], dstPort: 443, count: 2, state: 'SYN_SENT' },
+    // IPIP (DSR / tunnelled) to the pod
+    { protocol: 'ipip', origSrc: NODE[f], origDst: pod, count: 1 },
+    { protocol: 'sctp', origSrc: client, srcPort: 3868 + clientOffset, origDst: VIP[f], dstPort: 3868, replySrc: pod, count: 1, state: 'ESTABLISHED' },
+    // the same service flow in conntrack zone 5
+    { protocol: 'tcp', origSrc: client, srcPort: 21000 + clientOffset, origDst: VIP[f], dstPort: 80, replySrc: pod, replySrcPort: 8080, count: 1, zone: 5, state: 'ESTABLISHED' },
+  ];
+}
+
+/** The fixture: the targeted pod, another pod and unrelated traffic, in both families. */
+export function fixture(): ConntrackFillSpec[] {
+  const specs: ConntrackFillSpec[] = [];
+  for (const f of ['v4', 'v6'] as const) {
+    specs.push(...podFlows(f, POD[f], 0));
+    specs.push(...podFlows(f, OTHER[f], 100));
+    specs.push({ protocol: 'udp', origSrc: CLIENT[f], srcPort: 60000, origDst: REMOTE[f], dstPort: 123, count: 1 });
+  }
+  return specs;
+}
+
+/** Entries of the fixture to/from POD selected by each match mode (both families). */
+const EXPECTED: Record<ConntrackMatch, number> = {
+  origSrc: 2 * 2, // egress
+  origDst: 2 * (2 + 1), // direct + ipip
+  replySrc: 2 * (3 + 2 + 2 + 1 + 1 + 1), // service tcp/udp/sctp/zoned + direct + ipip
+  replyDst: 2 * 2, // egress
+};
+const FIXTURE_SIZE = 2 * (2 * 12 + 1);
+
+export function entryKey(e: Pick<ConntrackEntry, 'family' | 'protocolNumber' | 'original' | 'zone'>): string {
+  return [e.family, e.protocolNumber, e.original.src, e.original.dst, e.original.srcPort ?? '-', e.original.dstPort ?? '-', e.zone].join(' ');
+}
+
+/** An entry without the fields that change by themselves (timeout) or are ids. */
+function stable(e: ConntrackEntry): Omit<ConntrackEntry, 'timeout' | 'id'> {
+  const { timeout: _t, id: _i, ...rest } = e;
+  return rest;
+}
+
+function sortedStable(entries: ConntrackEntry[]): Omit<ConntrackEntry, 'timeout' | 'id'>[] {
+  return entries.map(stable).sort((a, b) => (entryKey(a) < entryKey(b) ? -1 : 1));
+}
+
+function fieldOf(e: ConntrackEntry, m: ConntrackMatch): string {
+  return m === 'origSrc' ? e.original.src : m === 'origDst' ? e.original.dst : m === 'replySrc' ? e.reply.src : e.reply.dst;
+}
+
+async function filled(make: () => Promise<ConntrackTarget>, specs = fixture()): Promise<ConntrackTarget> {
+  const target = await make();
+  const result = await target.fill(specs);
+  assert.equal(result.failed, 0, `fill failed (errno ${result.firstErrno})`);
+  assert.equal(result.exists, 0);
+  return target;
+}
+
+async function withTarget(make: () => Promise<ConntrackTarget>, body: (t: ConntrackTarget) => Promise<void>, specs?: ConntrackFillSpec[]): Promise<void> {
+  const target = await filled(make, specs);
+  try {
+    await body(target);
+  } finally {
+    await target.close();
+  }
+}
+
+async function assertOracleAgrees(t: ConntrackTarget): Promise<void> {
+  if (t.oracleKeys === undefined) return;
+  const ours = (await t.api.listConntrack()).map(entryKey).sort();
+  assert.deepEqual((await t.oracleKeys()).sort(), ours, 'conntrack -L disagrees with listConntrack');
+}
+
+/** Deletes with `options`, then checks: exactly the entries `selected` picks are gone, all others unchanged. */
+async function deleteAndCompare(t: ConntrackTarget, options: Parameters<ConntrackApi['deleteConntrack']>[0], selected: (e: ConntrackEntry) => boolean, expectedCount: number): Promise<void> {
+  const before = await t.api.listConntrack();
+  const targeted = before.filter(selected);
+  assert.equal(targeted.length, expectedCount, 'fixture: entries the filter should select');
+  const result = await t.api.deleteConntrack(options);
+  assert.equal(result.scanned, before.length);
+  assert.equal(result.matched, expectedCount);
+  assert.equal(result.deleted, expectedCount);
+  assert.equal(result.alreadyGone, 0);
+  assert.equal(result.failed, 0);
+  assert.ok(result.ms >= 0);
+  const after = await t.api.listConntrack();
+  assert.deepEqual(sortedStable(after), sortedStable(before.filter((e) => !selected(e))));
+  await assertOracleAgrees(t);
+}
+
+export function conntrackContract(name: string, make: () => Promise<ConntrackTarget>): void {
+  describe(`conntrack contract: ${name}`, () => {
+    it('lists what was created, with every field', async () => {
+      await withTarget(make, async (t) => {
+        const all = await t.api.listConntrack();
+        assert.equal(all.length, FIXTURE_SIZE);
+        const svc = all.find((e) => e.family === 4 && e.protocol === 'tcp' && e.reply.src === POD.v4 && e.original.dstPort === 80 && e.zone === 0);
+        assert.ok(svc, 'the v4 service flow');
+        assert.equal(svc.protocolNumber, 6);
+        assert.equal(svc.original.src, CLIENT.v4);
+        assert.equal(svc.original.dst, VIP.v4);
+        assert.equal(svc.reply.dst, CLIENT.v4);
+        assert.equal(svc.reply.srcPort, 8080);
+        assert.equal(svc.reply.dstPort, svc.original.srcPort);
+        assert.equal(svc.state, 'ESTABLISHED');
+        assert.equal(svc.mark, MARK);
+        assert.ok(svc.timeout > 500 && svc.timeout <= 600, `timeout ${svc.timeout}`);
+        for (const flag of ['ASSURED', 'SEEN_REPLY', 'CONFIRMED']) assert.ok(svc.statusFlags.includes(flag), flag);
+        assert.equal(typeof svc.id, 'number');
+        const v6 = all.filter((e) => e.family === 6);
+        assert.equal(v6.length, FIXTURE_SIZE / 2);
+        assert.ok(v6.some((e) => e.reply.src === POD.v6 && e.protocol === 'udp' && e.state === undefined));
+        const ipip = all.find((e) => e.protocol === 'ipip' && e.original.dst === POD.v6);
+        assert.ok(ipip);
+        assert.equal(ipip.original.srcPort, undefined);
+        assert.equal(ipip.original.dst, POD.v6);
+        const zoned = all.filter((e) => e.zone === 5);
+        assert.equal(zoned.length, 4);
+        const sctp = all.find((e) => e.protocol === 'sctp' && e.family === 4 && e.reply.src === POD.v4);
+        assert.equal(sctp?.state, 'ESTABLISHED');
+        assert.equal(new Set(all.map((e) => e.id)).size, all.length, 'ids are unique');
+        await assertOracleAgrees(t);
+      });
+    });
+
+    it('reports the table count, max and per-CPU statistics', async () => {
+      await withTarget(make, async (t) => {
+        const stats = await t.api.conntrackStats();
+        assert.equal(stats.count, FIXTURE_SIZE);
+        assert.ok(stats.max >= stats.count);
+        assert.ok(stats.perCpu.length >= 1);
+        for (const cpu of stats.perCpu) {
+          for (const key of ['cpu', 'found', 'invalid', 'insert', 'insertFailed', 'drop', 'earlyDrop', 'error', 'searchRestart', 'clashResolve', 'chainTooLong'] as const) {
+            assert.equal(typeof cpu[key], 'number', key);
+          }
+        }
+      });
+    });
+
+    for (const mode of ['origSrc', 'origDst', 'replySrc', 'replyDst'] as const) {
+      it(`deletes exactly the ${mode} entries of a pod, IPv4 and IPv6, and nothing else`, async () => {
+        await withTarget(make, async (t) => {
+          const pods = new Set([POD.v4, POD.v6]);
+          await deleteAndCompare(t, { addresses: [POD.v4, POD.v6], match: [mode] }, (e) => pods.has(fieldOf(e, mode)), EXPECTED[mode]);
+        });
+      });
+    }
+
+    it('deletes with several match modes at once (what the agent sends for a dead pod)', async () => {
+      await withTarget(make, async (t) => {
+        const pods = new Set([POD.v4, POD.v6]);
+        const modes: ConntrackMatch[] = ['replySrc', 'origDst', 'origSrc'];
+        await deleteAndCompare(t, { addresses: [POD.v4, POD.v6], match: modes }, (e) => modes.some((m) => pods.has(fieldOf(e, m))), 2 * 12);
+      });
+    });
+
+    it('only one family when only its address is given', async () => {
+      await withTarget(make, async (t) => {
+        await deleteAndCompare(t, { addresses: [POD.v6], match: ['replySrc'] }, (e) => e.reply.src === POD.v6, EXPECTED.replySrc / 2);
+      });
+    });
+
+    it('restricts to the given protocols', async () => {
+      await withTarget(make, async (t) => {
+        const pods = new Set([POD.v4, POD.v6]);
+        await deleteAndCompare(t, { addresses: [POD.v4, POD.v6], match: ['replySrc', 'origDst'], protocols: ['udp', 'ipip'] }, (e) => (e.protocol === 'udp' && pods.has(e.reply.src)) || (e.protocol === 'ipip' && pods.has(e.original.dst)), 2 * 3);
+      });
+    });
+
+    it('restricts to a zone, and deletes zoned entries (CTA_ZONE echoed)', async () => {
+      await withTarget(make, async (t) => {
+        const pods = new Set([POD.v4, POD.v6]);
+        await deleteAndCompare(t, { addresses: [POD.v4, POD.v6], match: ['replySrc'], zone: 5 }, (e) => e.zone === 5 && pods.has(e.reply.src), 2);
+      });
+    });
+
+    it('zone 0 leaves the zoned entries', async () => {
+      await withTarget(make, async (t) => {
+        const pods = new Set([POD.v4, POD.v6]);
+        await deleteAndCompare(t, { addresses: [POD.v4, POD.v6], match: ['replySrc'], zone: 0 }, (e) => e.zone === 0 && pods.has(e.reply.src), EXPECTED.replySrc - 2);
+      });
+    });
+
+    it('matches any spelling of an IPv6 address', async () => {
+      await withTarget(make, async (t) => {
+        await deleteAndCompare(t, { addresses: ['FD00:244:1:0:0:0:0:10'], match: ['replySrc'] }, (e) => e.reply.src === POD.v6, EXPECTED.replySrc / 2);
+      });
+    });
+
+    it('dryRun counts and deletes nothing', async () => {
+      await withTarget(make, async (t) => {
+        const before = await t.api.listConntrack();
+        const result = await t.api.deleteConntrack({ addresses: [POD.v4, POD.v6], match: ['replySrc'], dryRun: true });
+        assert.deepEqual({ ...result, ms: 0 }, { scanned: FIXTURE_SIZE, matched: EXPECTED.replySrc, deleted: 0, alreadyGone: 0, failed: 0, ms: 0 });
+        assert.deepEqual(sortedStable(await t.api.listConntrack()), sortedStable(before));
+      });
+    });
+
+    it('deletes many pods in one call', async () => {
+      const pods = Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? `10.244.9.${i + 1}` : `fd00:244:9::${(i + 1).toString(16)}`));
+      const specs: ConntrackFillSpec[] = pods.map((pod, i) => ({
+        protocol: 'tcp', origSrc: pod.includes(':') ? CLIENT.v6 : CLIENT.v4, srcPort: 10000 + i * 10, origDst: pod.includes(':') ? VIP.v6 : VIP.v4, dstPort: 80, replySrc: pod, count: 2,
+      }));
+      await withTarget(make, async (t) => {
+        const dead = new Set(pods.slice(0, 20));
+        await deleteAndCompare(t, { addresses: [...dead], match: ['replySrc'] }, (e) => dead.has(e.reply.src), 40);
+        assert.equal((await t.api.listConntrack()).length, 20);
+      }, specs);
+    });
+
+    it('deletes nothing for no addresses', async () => {
+      await withTarget(make, async (t) => {
+        const result = await t.api.deleteConntrack({ addresses: [], match: ['replySrc'] });
+        assert.deepEqual({ ...result, ms: 0 }, { scanned: 0, matched: 0, deleted: 0, alreadyGone: 0, failed: 0, ms: 0 });
+        assert.equal((await t.api.listConntrack()).length, FIXTURE_SIZE);
+      });
+    });
+
+    it('lists with filters and a limit', async () => {
+      await withTarget(make, async (t) => {
+        const pod4 = await t.api.listConntrack({ addresses: [POD.v4], match: ['replySrc'] });
+        assert.equal(pod4.length, EXPECTED.replySrc / 2);
+        assert.ok(pod4.every((e) => e.reply.src === POD.v4));
+        assert.equal((await t.api.listConntrack({ protocols: ['sctp'] })).length, 4);
+        assert.equal((await t.api.listConntrack({ zone: 5 })).length, 4);
+        assert.equal((await t.api.listConntrack({ addresses: [POD.v4, POD.v6], match: ['replySrc'], protocols: ['tcp'], zone: 0 })).length, 2 * 5);
+        assert.equal((await t.api.listConntrack({ limit: 3 })).length, 3);
+        assert.equal((await t.api.listConntrack({ limit: 0 })).length, 0);
+      });
+    });
+
+    it('rejects bad arguments with EINVAL and changes nothing', async () => {
+      await withTarget(make, async (t) => {
+        const bad: unknown[] = [
+          { addresses: ['10.0.0.300'], match: ['replySrc'] },
+          { addresses: ['pod-a'], match: ['replySrc'] },
+          { addresses: [POD.v4], match: ['replyDestination'] },
+          { addresses: [POD.v4], match: [] },
+          { addresses: [POD.v4] },
+          { addresses: POD.v4, match: ['replySrc'] },
+          { addresses: [POD.v4], match: ['replySrc'], zone: 70000 },
+          { addresses: [POD.v4], match: ['replySrc'], zone: -1 },
+          { addresses: [POD.v4], match: ['replySrc'], protocols: ['quic'] },
+          { addresses: [POD.v4], match: ['replySrc'], dryRun: 'yes' },
+        ];
+        for (const options of bad) {
+          await assert.rejects(t.api.deleteConntrack(options as never), (error: unknown) => error instanceof NetlinkError && error.code === 'EINVAL' && error.op === 'deleteConntrack', JSON.stringify(options));
+        }
+        await assert.rejects(t.api.listConntrack({ limit: -1 }), (error: unknown) => error instanceof NetlinkError && error.code === 'EINVAL');
+        await assert.rejects(t.api.listConntrack({ limit: 1.5 }), (error: unknown) => error instanceof NetlinkError && error.code === 'EINVAL');
+        assert.equal((await t.api.listConntrack()).length, FIXTURE_SIZE);
+      });
+    });
+  });
+}

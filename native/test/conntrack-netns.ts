@@ -1,0 +1,77 @@
+/** Test support: network namespaces for the conntrack kernel tests (unique prefix per process). */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+
+export const PREFIX = `cdct-${process.pid}-`;
+let counter = 0;
+const created = new Set<string>();
+
+export function isRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+export function sh(cmd: string, args: string[], input?: string): string {
+  return execFileSync(cmd, args, { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
+}
+
+export function addNetns(tag: string): string {
+  const name = `${PREFIX}${tag}${counter++}`;
+  sh('ip', ['netns', 'add', name]);
+  created.add(name);
+  sh('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
+  return name;
+}
+
+export function deleteNetns(name: string): void {
+  created.delete(name);
+  try {
+    sh('ip', ['netns', 'del', name]);
+  } catch {
+    // already gone
+  }
+}
+
+export function deleteAllNetns(): void {
+  for (const name of [...created]) deleteNetns(name);
+}
+
+export function inNetns(ns: string, cmd: string, args: string[], input?: string): string {
+  return sh('ip', ['netns', 'exec', ns, cmd, ...args], input);
+}
+
+/** `conntrack -L` in a namespace, both families, as entry keys (see entryKey in the contract). */
+export function conntrackCliKeys(ns: string): string[] {
+  const keys: string[] = [];
+  for (const family of ['ipv4', 'ipv6']) {
+    const out = inNetns(ns, 'conntrack', ['-L', '-f', family]);
+    for (const line of out.split('\n')) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 3 || !/^\d+$/.test(fields[1] ?? '')) continue;
+      const first = (k: string): string | undefined => fields.find((f) => f.startsWith(`${k}=`))?.slice(k.length + 1);
+      const src = first('src') ?? '';
+      keys.push([src.includes(':') ? 6 : 4, fields[1], src, first('dst'), first('sport') ?? '-', first('dport') ?? '-', first('zone') ?? '0'].join(' '));
+    }
+  }
+  return keys;
+}
+
+/** Starts a node script inside a namespace; resolves once it printed `READY`. */
+export function startInNetns(ns: string, script: string): Promise<ChildProcess> {
+  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', script], { stdio: ['pipe', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`no READY from ${ns}: ${out} ${err}`)), 15000);
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('READY')) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${ns} script exited ${code}: ${out} ${err}`));
+    });
+  });
+}
