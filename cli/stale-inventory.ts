@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { livePodIps, parseInventory, podHoldsIps, type EndpointSliceLike } from '../src/stale/index.js';
+import { livePodIps, parseInventory, type EndpointSliceLike } from '../src/stale/index.js';
 
 /** Where endpoints come from, and how to ask whether a live pod holds an address. */
 export interface StaleInventory {
@@ -53,17 +53,7 @@ async function fromApi(kc: KubeConfig, nodeName: string | undefined): Promise<St
     const pods = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` });
     podIps = livePodIps(pods.items);
   }
-  const livePodHolders = async (addresses: readonly string[]): Promise<Set<string>> => {
-    const held = new Set<string>();
-    const queue = [...addresses];
-    const worker = async (): Promise<void> => {
-      for (let address = queue.shift(); address !== undefined; address = queue.shift()) {
-        const pods = await core.listPodForAllNamespaces({ fieldSelector: `status.podIP=${address}` });
-        if (pods.items.some(podHoldsIps)) held.add(address);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(8, queue.length) }, worker));
-    return held;
-  };
+  const { makeLivePodHolders } = await import('../agent/janitor/live-pods.js');
+  const livePodHolders = makeLivePodHolders(kc);
   return { source: kc.getCurrentCluster()?.server ?? 'API server', slices, podIps, livePodHolders };
 }

@@ -27,6 +27,9 @@ export const AGENT_METRICS = {
   watchRestarts: 'conndrain_watch_restarts_total',
   podsCached: 'conndrain_pods_cached',
   staleEntries: 'conndrain_stale_entries',
+  staleDeleted: 'conndrain_stale_entries_deleted_total',
+  staleLivePodSkips: 'conndrain_stale_live_pod_skips_total',
+  staleScanDuration: 'conndrain_stale_scan_duration_seconds',
   eventOverruns: 'conndrain_conntrack_event_overruns_total',
   indexResyncs: 'conndrain_conntrack_index_resyncs_total',
 } as const;

@@ -1,0 +1,57 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import type { ConntrackApi } from '../../native/lib/types.js';
+import type { Clock } from '../clock.js';
+import { StaleJanitor } from './janitor.js';
+import { makeLivePodHolders } from './live-pods.js';
+import { JanitorMetrics } from './metrics.js';
+import { SliceWatch } from './slice-watch.js';
+
+export { StaleJanitor, type JanitorOptions, type ScanReport } from './janitor.js';
+export { JanitorMetrics } from './metrics.js';
+export { SliceWatch, ENDPOINT_SLICES_PATH } from './slice-watch.js';
+export { makeLivePodHolders } from './live-pods.js';
+
+export interface RunningJanitor {
+  janitor: StaleJanitor;
+  stop(): Promise<void>;
+}
+
+/** Starts the janitor: EndpointSlice watch, interval scans, metrics on the agent's registry. */
+export function startJanitor(deps: {
+  kubeConfig: KubeConfig;
+  conntrack: ConntrackApi;
+  registry: Registry;
+  logger: Logger;
+  clock: Clock;
+  graceMs: number;
+  intervalMs: number;
+  backoffMaxMs: number;
+}): RunningJanitor {
+  const logger = deps.logger.child({ part: 'janitor' });
+  const janitor = new StaleJanitor({
+    conntrack: deps.conntrack,
+    clock: deps.clock,
+    logger,
+    metrics: new JanitorMetrics(deps.registry),
+    graceMs: deps.graceMs,
+    intervalMs: deps.intervalMs,
+    livePodHolders: makeLivePodHolders(deps.kubeConfig),
+  });
+  const watch = new SliceWatch({ kubeConfig: deps.kubeConfig, clock: deps.clock, backoffMaxMs: deps.backoffMaxMs }, {
+    upsert: (slice) => janitor.upsertSlice(slice),
+    remove: (slice) => janitor.removeSlice(slice),
+    synced: () => janitor.markSynced(),
+    restarting: (error, delayMs) => logger.warn({ err: error, delayMs }, 'janitor: EndpointSlice watch failed; restarting'),
+  });
+  watch.start();
+  janitor.start();
+  return {
+    janitor,
+    async stop() {
+      await watch.stop();
+      await janitor.stop();
+    },
+  };
+}
