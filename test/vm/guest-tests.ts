@@ -20,6 +20,8 @@ export interface GuestTestResult {
 export interface GuestTestRun {
   run: GuestRunResult;
   tests: GuestTestResult[];
+  /** Messages of t.diagnostic() calls inside guest tests, prefixed with the test's path. */
+  diagnostics: string[];
 }
 
 const REPORTER = 'test/vm/guest-reporter.mjs';
@@ -34,11 +36,15 @@ export async function runGuestTests(files: readonly string[], options: Omit<Gues
     quoted,
   ].join(' ');
   const run = await runInGuest({ timeoutMs: 600_000, ...options, command });
-  const tests = (run.files['results.jsonl'] ?? '')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as GuestTestResult);
-  return { run, tests };
+  const tests: GuestTestResult[] = [];
+  const diagnostics: string[] = [];
+  for (const line of (run.files['results.jsonl'] ?? '').split('\n')) {
+    if (line.trim() === '') continue;
+    const parsed = JSON.parse(line) as GuestTestResult | { diagnostic: string; path: string[] };
+    if ('diagnostic' in parsed) diagnostics.push(`${parsed.path.join(' > ')}: ${parsed.diagnostic}`);
+    else tests.push(parsed);
+  }
+  return { run, tests, diagnostics };
 }
 
 /** Results that stand for themselves: leaves, plus failed parents none of whose children failed (hook failures). */
