@@ -1,0 +1,232 @@
+/**
+ * Flow pinning, planned (pure): for every `mh`/`sh` IPVS service in which the hold keeps a
+ * draining pod at weight 0, a TWIN service keyed by a conndrain firewall mark with the same
+ * scheduler, flags and real servers in the same list order, the draining pods at their
+ * ORIGINAL weight. The nftables rules (nft-ruleset.ts) send the service's TCP packets without
+ * SYN to the twin; SYNs keep going to the original service.
+ *
+ * Why the twin's table is the pre-drain table, on every node (Linux net/netfilter/ipvs/):
+ * - ip_vs_mh.c `generate_hash_secret` sets fixed hsiphash keys (2654435761 / 2654446892), so
+ *   `ip_vs_mh_permutate` gives each real server the same offset/skip on every node;
+ *   `ip_vs_mh_populate` walks `svc->destinations` in list order and gives each server
+ *   `last_weight / gcd >> rshift` turns: same servers, same order, same weights -> same table.
+ *   (`last_weight` is why the hold EDITS weight to 0: an edit keeps last_weight, so the
+ *   original's slots do not move; `is_unavailable` (weight <= 0) then only refuses the pod.)
+ * - ip_vs_sh.c `ip_vs_sh_reassign` fills 256 buckets walking the same list, `weight` buckets
+ *   per server: the twin at the original weights is the pre-drain `sh` table.
+ * - ip_vs_ctl.c `__ip_vs_update_dest` adds a server with `list_add_rcu(&dest->n_list,
+ *   &svc->destinations)`, i.e. at the HEAD, and the netlink dump walks from the head: the dump
+ *   order is newest first, so the applier adds the twin's servers in REVERSE dump order.
+ *
+ * Lifecycle of a twin (its registry entry lives in conndrain's nftables table):
+ * - `active` while a held, eligible service needs it (rule + twin);
+ * - `retiring` once nothing needs it: the rule is gone (no new packet reaches the twin), the
+ *   twin stays while IPVS connection entries it created still carry flows (deleting a service
+ *   unlinks its servers and ip_vs_in_hook drops packets of connections to an unavailable
+ *   server), minus the servers the original no longer has (pods gone: their flows are dead);
+ * - `delete` when it carries no connection: the applier deletes it and the next pass forgets it.
+ */
+import { allocateMarks, inRange, type FwmarkRange } from './fwmark-range.js';
+import type { FlowpinDestination, FlowpinDestinationSpec, FlowpinService, FlowpinServiceKey, FlowpinServiceSpec, HeldRef, ServiceSnapshot } from './types.js';
+
+/** Schedulers with a consistent-hash table a twin can reproduce. */
+export const PINNABLE_SCHEDULERS: readonly string[] = ['mh', 'sh'];
+
+/** Weight kube-proxy and kube-router give every endpoint: the assumed last_weight of a server found at 0. */
+export const ASSUMED_LAST_WEIGHT = 1;
+
+export type TwinState = 'active' | 'retiring' | 'delete';
+
+/** One twin as recorded in conndrain's nftables table (see nft-ruleset.ts). */
+export interface RegistryEntry {
+  original: FlowpinServiceKey;
+  fwmark: number;
+}
+
+export interface TwinDestination {
+  /** Added with this spec (its weight becomes the server's last_weight)... */
+  spec: FlowpinDestinationSpec;
+  /** ...then edited to this weight when it differs (a server the proxy itself keeps at 0). */
+  weight: number;
+}
+
+export interface TwinPlan {
+  id: string;
+  original: FlowpinServiceKey;
+  fwmark: number;
+  state: TwinState;
+  spec: FlowpinServiceSpec;
+  /** Wanted servers in the original's dump order (newest first). Retiring: what is kept. */
+  destinations: TwinDestination[];
+  /** Keys of the draining pods whose flows the twin pins. */
+  pods: string[];
+  /** IPVS connection entries on the kept servers of an existing twin (0 for a new one). */
+  connections: number;
+}
+
+export type SkipReason = 'scheduler' | 'protocol' | 'opted-out' | 'original-missing';
+
+export interface FlowpinPlan {
+  twins: TwinPlan[];
+  skipped: { id: string; reason: SkipReason; detail: string }[];
+  /** Services that found no free mark in the range. */
+  exhausted: string[];
+  /** fwmark services inside the range that conndrain did not create (their marks are skipped). */
+  foreign: number[];
+}
+
+export interface FlowpinInput {
+  range: FwmarkRange;
+  /** Every IPVS service of the node with its servers (twins included). */
+  services: readonly ServiceSnapshot[];
+  /** Servers the hold keeps at weight 0. */
+  held: readonly HeldRef[];
+  /** Twins recorded in conndrain's table. */
+  registry: readonly RegistryEntry[];
+  /** Pods whose owners turned flow pinning off (annotation). */
+  optOutPodUids?: ReadonlySet<string>;
+}
+
+/** A service's identity in ids, comments and logs: `tcp/4/10.96.100.1/80` or `fwmark/4/4660`. */
+export function serviceKeyId(key: FlowpinServiceKey): string {
+  return key.fwmark !== undefined ? `fwmark/${key.family}/${key.fwmark}` : `${key.protocol}/${key.family}/${key.address.toLowerCase()}/${key.port}`;
+}
+
+/** Inverse of serviceKeyId; undefined for anything else. */
+export function parseServiceKeyId(id: string): FlowpinServiceKey | undefined {
+  const parts = id.split('/');
+  if (parts[0] === 'fwmark' && parts.length === 3) {
+    const family = Number(parts[1]);
+    const fwmark = Number(parts[2]);
+    if ((family === 4 || family === 6) && Number.isInteger(fwmark) && fwmark > 0 && fwmark <= 0xffffffff) return { family, fwmark };
+    return undefined;
+  }
+  if ((parts[0] === 'tcp' || parts[0] === 'udp' || parts[0] === 'sctp') && parts.length === 4) {
+    const family = Number(parts[1]);
+    const port = Number(parts[3]);
+    const address = parts[2] ?? '';
+    if ((family === 4 || family === 6) && Number.isInteger(port) && port >= 0 && port <= 65535 && address !== '') return { family, protocol: parts[0], address, port };
+  }
+  return undefined;
+}
+
+/** The key with its address lower-cased (the kernel and the registry spell IPv6 that way). */
+function normalizeKey(key: FlowpinServiceKey): FlowpinServiceKey {
+  return key.fwmark !== undefined ? { family: key.family, fwmark: key.fwmark } : { family: key.family, protocol: key.protocol, address: key.address.toLowerCase(), port: key.port };
+}
+
+function destinationId(d: { address: string; port: number }): string {
+  return `${d.address.toLowerCase()}/${d.port}`;
+}
+
+function specOf(d: FlowpinDestination, weight: number): FlowpinDestinationSpec {
+  return {
+    address: d.address, port: d.port, family: d.family, forwarding: d.forwarding, weight,
+    upperThreshold: d.upperThreshold, lowerThreshold: d.lowerThreshold,
+    tunnelType: d.tunnelType, tunnelPort: d.tunnelPort, tunnelFlags: d.tunnelFlags,
+  };
+}
+
+function twinSpec(original: FlowpinService, fwmark: number): FlowpinServiceSpec {
+  return { key: { family: original.key.family, fwmark }, scheduler: original.scheduler, flags: original.flags, timeout: original.timeout, netmask: original.netmask };
+}
+
+function eligibility(service: FlowpinService): { reason: SkipReason; detail: string } | undefined {
+  if (!PINNABLE_SCHEDULERS.includes(service.scheduler)) {
+    return { reason: 'scheduler', detail: `scheduler ${service.scheduler} has no consistent-hash table to reproduce (only ${PINNABLE_SCHEDULERS.join(', ')})` };
+  }
+  if (service.key.fwmark === undefined && service.key.protocol !== 'tcp') {
+    return { reason: 'protocol', detail: `${service.key.protocol} service: flow pinning splits flows by the TCP SYN flag (TCP only)` };
+  }
+  return undefined;
+}
+
+function connectionsOf(destinations: readonly FlowpinDestination[]): number {
+  return destinations.reduce((sum, d) => sum + d.activeConnections + d.inactiveConnections, 0);
+}
+
+export function planFlowpin(input: FlowpinInput): FlowpinPlan {
+  const { range } = input;
+  const optOut = input.optOutPodUids ?? new Set<string>();
+  const byId = new Map<string, ServiceSnapshot>();
+  for (const snapshot of input.services) byId.set(serviceKeyId(snapshot.service.key), snapshot);
+  const registered = new Map<string, RegistryEntry>();
+  for (const entry of input.registry) if (inRange(range, entry.fwmark)) registered.set(serviceKeyId(entry.original), entry);
+  const registeredMarks = new Set([...registered.values()].map((e) => e.fwmark));
+
+  // Marks used by fwmark services that are not our twins (in or out of the range).
+  const foreignMarks = new Set<number>();
+  const foreign: number[] = [];
+  for (const snapshot of input.services) {
+    const mark = snapshot.service.key.fwmark;
+    if (mark === undefined || registeredMarks.has(mark)) continue;
+    foreignMarks.add(mark);
+    if (inRange(range, mark)) foreign.push(mark);
+  }
+
+  // Held servers per original service (held servers inside twins are never input: the hold skips the range).
+  const heldByService = new Map<string, HeldRef[]>();
+  for (const held of input.held) {
+    if (held.service.fwmark !== undefined && inRange(range, held.service.fwmark)) continue;
+    const id = serviceKeyId(held.service);
+    heldByService.set(id, [...(heldByService.get(id) ?? []), held]);
+  }
+
+  const skipped: FlowpinPlan['skipped'] = [];
+  const wanted = new Map<string, { snapshot: ServiceSnapshot; held: HeldRef[] }>();
+  for (const [id, helds] of [...heldByService].sort(([a], [b]) => a.localeCompare(b))) {
+    const snapshot = byId.get(id);
+    if (snapshot === undefined) {
+      skipped.push({ id, reason: 'original-missing', detail: 'the service is not in IPVS any more' });
+      continue;
+    }
+    const notEligible = eligibility(snapshot.service);
+    if (notEligible !== undefined) {
+      skipped.push({ id, ...notEligible });
+      continue;
+    }
+    const pinned = helds.filter((h) => !optOut.has(h.podUid));
+    if (pinned.length === 0) {
+      skipped.push({ id, reason: 'opted-out', detail: `flow pinning turned off for ${[...new Set(helds.map((h) => h.podKey))].join(', ')}` });
+      continue;
+    }
+    wanted.set(id, { snapshot, held: pinned });
+  }
+
+  const current = new Map([...registered].map(([id, entry]) => [id, entry.fwmark]));
+  const { marks, exhausted } = allocateMarks(range, [...wanted.keys()], current, foreignMarks);
+  const twins: TwinPlan[] = [];
+
+  for (const [id, { snapshot, held }] of wanted) {
+    const fwmark = marks.get(id);
+    if (fwmark === undefined) continue;
+    const heldWeight = new Map(held.map((h) => [destinationId(h.destination), h.originalWeight]));
+    const destinations = snapshot.destinations.map((d): TwinDestination => {
+      const original = heldWeight.get(destinationId(d));
+      if (original !== undefined) return { spec: specOf(d, original), weight: original };
+      if (d.weight === 0) return { spec: specOf(d, ASSUMED_LAST_WEIGHT), weight: 0 };
+      return { spec: specOf(d, d.weight), weight: d.weight };
+    });
+    const existing = byId.get(serviceKeyId({ family: snapshot.service.key.family, fwmark }));
+    twins.push({
+      id, original: normalizeKey(snapshot.service.key), fwmark, state: 'active', spec: twinSpec(snapshot.service, fwmark), destinations,
+      pods: [...new Set(held.map((h) => h.podKey))].sort(), connections: existing === undefined ? 0 : connectionsOf(existing.destinations),
+    });
+  }
+
+  // Registered twins nothing needs any more: retire while they carry connections, else delete.
+  for (const [id, entry] of [...registered].sort(([a], [b]) => a.localeCompare(b))) {
+    if (wanted.has(id) && marks.get(id) === entry.fwmark) continue;
+    const twin = byId.get(serviceKeyId({ family: entry.original.family, fwmark: entry.fwmark }));
+    if (twin === undefined) continue; // already gone: the registry forgets it
+    const originalDests = new Set((byId.get(id)?.destinations ?? []).map(destinationId));
+    const kept = twin.destinations.filter((d) => originalDests.has(destinationId(d)));
+    const connections = connectionsOf(kept);
+    twins.push({
+      id, original: normalizeKey(entry.original), fwmark: entry.fwmark, state: connections > 0 ? 'retiring' : 'delete', spec: twinSpec(twin.service, entry.fwmark),
+      destinations: kept.map((d) => ({ spec: specOf(d, d.weight), weight: d.weight })), pods: [], connections,
+    });
+  }
+  twins.sort((a, b) => a.fwmark - b.fwmark);
+  return { twins, skipped, exhausted, foreign: foreign.sort((a, b) => a - b) };
+}
