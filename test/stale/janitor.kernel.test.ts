@@ -1,0 +1,125 @@
+/**
+ * The janitor against the real kernel's conntrack in a node namespace (nftables DNAT to pod
+ * addresses). EndpointSlice events are fed to the janitor exactly as its SliceWatch delivers
+ * them (upsert/remove/synced); the API stand-in in test/apiserver serves pods only so far, so
+ * the watch's wire path is not part of this test. Real clock, grace 1.5 s.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Registry } from 'prom-client';
+import { openNetlink, type NativeNetlink } from '../../native/lib/index.js';
+import { systemClock } from '../../agent/clock.js';
+import { JanitorMetrics, StaleJanitor } from '../../agent/janitor/index.js';
+import { createLogger } from '../../src/logging.js';
+import { AGENT_METRICS } from '../../src/metric-names.js';
+import { DnatNode } from './dnat-node.js';
+import { slice } from './fixtures.js';
+
+const node = new DnatNode(`cd9j-${process.pid}-`, 246);
+const OWNED = '10.246.0.5';
+const TERMINATING = '10.246.0.6';
+const NEVER = '10.246.0.7';
+const REUSED_POD = '10.246.0.8';
+const LATE = '10.246.0.9'; // its endpoint appears during the grace
+const GRACE_MS = 1500;
+
+let api: NativeNetlink;
+const logLines: Array<Record<string, unknown>> = [];
+const registry = new Registry();
+let janitor: StaleJanitor;
+
+function dnsSlice(extra: string[] = []) {
+  return slice('kube-dns-x1', 'kube-dns', [{ port: 53, protocol: 'UDP' }], [
+    { ip: OWNED },
+    { ip: TERMINATING, ready: false, serving: false, terminating: true },
+    ...extra.map((ip) => ({ ip })),
+  ], 'kube-system');
+}
+
+async function metricValue(name: string, protocol: string): Promise<number | undefined> {
+  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
+  return (metric?.values as Array<{ value: number; labels: Record<string, string> }> | undefined)?.find((v) => v.labels.protocol === protocol)?.value;
+}
+
+describe('janitor (real conntrack in a node namespace)', () => {
+  before(() => {
+    node.setup([
+      { protocol: 'udp', service: '10.96.0.10', servicePort: 53, target: OWNED, targetPort: 53 },
+      { protocol: 'udp', service: '10.96.0.11', servicePort: 53, target: TERMINATING, targetPort: 53 },
+      { protocol: 'udp', service: '10.96.0.12', servicePort: 53, target: NEVER, targetPort: 53 },
+      { protocol: 'udp', service: '10.96.0.13', servicePort: 53, target: REUSED_POD, targetPort: 53 },
+      { protocol: 'udp', service: '10.96.0.14', servicePort: 53, target: LATE, targetPort: 53 },
+    ], { 'net.netfilter.nf_conntrack_udp_timeout': '600' });
+    for (const vip of ['10.96.0.10', '10.96.0.11', '10.96.0.13', '10.96.0.14']) node.sendUdp(vip, 53, 2);
+    node.sendUdp('10.96.0.12', 53, 3);
+    api = openNetlink({ netns: node.node });
+    const logger = createLogger({ level: 'debug', component: 'agent', destination: new Writable({ write(chunk: Buffer, _e, cb) { logLines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); cb(); } }) });
+    janitor = new StaleJanitor({
+      conntrack: api,
+      clock: systemClock,
+      logger,
+      metrics: new JanitorMetrics(registry),
+      graceMs: GRACE_MS,
+      intervalMs: 60_000,
+      removalDelayMs: 50,
+      livePodHolders: async (ips) => new Set(ips.filter((ip) => ip === REUSED_POD)),
+    });
+  });
+
+  after(async () => {
+    await janitor.stop();
+    api.close();
+    node.cleanup();
+  });
+
+  it('scans nothing before the first full EndpointSlice list', async () => {
+    assert.equal(await janitor.scan(), undefined);
+    assert.equal(node.entriesTo(NEVER, 53), 3);
+  });
+
+  it('deletes only never-owned entries, only after the grace, and never one whose endpoint appeared during the grace', async () => {
+    janitor.upsertSlice(dnsSlice());
+    janitor.markSynced();
+    const first = await janitor.scan();
+    assert.equal(first?.stale, 5, 'NEVER x3 + LATE x2; the live pod\'s IP is not stale');
+    assert.equal(first?.livePodSkips, 2);
+    assert.equal(first?.deleted, 0, 'within the grace');
+    assert.equal(await metricValue(AGENT_METRICS.staleEntries, 'udp'), 5);
+
+    const t0 = Date.now();
+    await sleep(700);
+    janitor.upsertSlice(dnsSlice([LATE])); // the endpoint shows up during the grace
+    const second = await janitor.scan();
+    assert.equal(second?.stale, 3);
+    assert.equal(second?.deleted, 0);
+
+    await sleep(t0 + GRACE_MS - 300 - Date.now());
+    assert.equal(node.entriesTo(NEVER, 53), 3, 'still within the grace');
+    // The janitor scans again by itself once the first stale entries' grace is over.
+    while (node.entriesTo(NEVER, 53) > 0 && Date.now() < t0 + GRACE_MS + 3000) await sleep(100);
+    assert.equal(node.entriesTo(NEVER, 53), 0);
+    assert.ok(Date.now() - t0 > GRACE_MS, 'not before the grace');
+    await janitor.scan(); // joins the deleting scan (the kernel is faster than its await)
+    for (const [ip, n] of [[OWNED, 2], [TERMINATING, 2], [REUSED_POD, 2], [LATE, 2]] as const) assert.equal(node.entriesTo(ip, 53), n, ip);
+    assert.equal(await metricValue(AGENT_METRICS.staleDeleted, 'udp'), 3);
+    const line = logLines.find((l) => typeof l.msg === 'string' && l.msg.includes('deleted 3 stale entries'));
+    assert.equal(line?.service, 'udp 10.96.0.12:53', 'the log names the service address');
+    assert.deepEqual(line?.targets, [`${NEVER}:53`]);
+  });
+
+  it('after an endpoint removal scans by itself and deletes its entries once the grace has passed', async () => {
+    const before = janitor.lastReport;
+    janitor.upsertSlice(dnsSlice()); // LATE removed from the slice
+    await sleep(300);
+    assert.notEqual(janitor.lastReport, before, 'a scan ran after the removal');
+    assert.equal(node.entriesTo(LATE, 53), 2, 'within the grace');
+    const deadline = Date.now() + GRACE_MS + 3000;
+    while (node.entriesTo(LATE, 53) > 0 && Date.now() < deadline) await sleep(100);
+    assert.equal(node.entriesTo(LATE, 53), 0, 'deleted by the follow-up scan');
+    const line = logLines.find((l) => l.service === 'udp 10.96.0.14:53');
+    assert.equal(line?.serviceName, 'kube-system/kube-dns', 'the last owner is named');
+    for (const [ip, n] of [[OWNED, 2], [TERMINATING, 2], [REUSED_POD, 2]] as const) assert.equal(node.entriesTo(ip, 53), n, ip);
+  });
+});
