@@ -5,8 +5,8 @@ import { diffPatch, encodePatch } from './patch.js';
 
 /** How an admission ended, for the metric labels and the log line. */
 export interface AdmissionOutcome {
-  /** `allowed` (with or without patch), `denied` (annotations invalid), `error` (a bug, caught). */
-  result: 'allowed' | 'denied' | 'error';
+  /** `allowed` (with or without patch), `denied` (annotations invalid), `error` (a bug, caught), `rejected` (request hygiene: a 4xx). */
+  result: 'allowed' | 'denied' | 'error' | 'rejected';
   /** Why: `injected`, `already-injected`, a skip code, `workload-checked`, `unsupported-kind`, ... */
   reason: string;
   patchOperations: number;
