@@ -1,6 +1,61 @@
 import type { Command } from 'commander';
+import { AGENT_OPTIONS, loadAgentConfig, type AgentConfig } from '../src/config/agent.js';
+import { createLogger } from '../src/logging.js';
+import { addConfigOptions } from '../cli/options.js';
+import { CliExit } from '../cli/exit.js';
 
-/** Placeholder until this area's commands land. */
-export function registerAgentCommands(_program: Command): void {
-  // commands are registered here
+/**
+ * `conndrain agent`: the node agent (DaemonSet, hostNetwork). Configuration comes only from
+ * src/config/agent.ts (flags and env); every problem is printed at once. The netlink addon
+ * and the agent are loaded lazily (the webhook image has neither). SIGTERM/SIGINT stop it
+ * cleanly with holds kept in place (the state file carries them to the next agent).
+ */
+export function registerAgentCommands(program: Command): void {
+  const command = program
+    .command('agent')
+    .description('Run the node agent: drain API for preStop hooks, cluster-wide IPVS hold of draining pods, ghost conntrack cleanup');
+  addConfigOptions(command, AGENT_OPTIONS);
+  command.action(async (flags: Record<string, unknown>) => {
+    // eslint-disable-next-line no-restricted-properties -- a command entry point: the environment goes straight into the one config loader
+    const loaded = loadAgentConfig({ flags, env: process.env });
+    if (!loaded.ok) throw new CliExit(2, `conndrain agent: invalid configuration:\n${loaded.error.map((p) => `  - ${p}`).join('\n')}`);
+    await runAgent(loaded.value);
+  });
+}
+
+async function runAgent(config: AgentConfig): Promise<void> {
+  const logger = createLogger({ level: config.logLevel, component: 'agent' });
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const kubeConfig = new KubeConfig();
+  try {
+    if (config.kubeconfig !== undefined && config.kubeconfig !== '') kubeConfig.loadFromFile(config.kubeconfig);
+    else kubeConfig.loadFromCluster();
+  } catch (error) {
+    throw new CliExit(2, `conndrain agent: cannot load the kubeconfig${config.kubeconfig === undefined ? ' (in-cluster)' : ` ${config.kubeconfig}`}: ${(error as Error).message}`);
+  }
+  let netlink;
+  try {
+    const { openNetlink } = await import('../native/lib/index.js');
+    netlink = openNetlink();
+  } catch (error) {
+    throw new CliExit(1, `conndrain agent: cannot open netlink (the agent needs the netlink-native addon and NET_ADMIN): ${(error as Error).message}`);
+  }
+  const { Agent } = await import('./agent.js');
+  const agent = new Agent({ config, logger, netlink, kubeConfig });
+  const stopped = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  try {
+    await agent.start();
+  } catch (error) {
+    await agent.stop().catch(() => undefined);
+    netlink.close();
+    throw new CliExit(1, `conndrain agent: cannot start: ${(error as Error).message}`);
+  }
+  const signal = await stopped;
+  logger.info({ signal }, 'stopping');
+  await agent.stop();
+  netlink.close();
+  throw new CliExit(0);
 }

@@ -1,0 +1,128 @@
+/**
+ * The agent wired together, in-process: the API server stand-in (test/apiserver), the
+ * in-memory conntrack and IPVS stand-ins of native/lib, the real HTTP servers, a state file.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { MemoryConntrack } from '../native/lib/memory-conntrack.js';
+import { MemoryIpvs } from '../native/lib/memory-ipvs.js';
+import type { ConntrackApi, IpvsApi, IpvsServiceKey } from '../native/lib/types.js';
+import { loadAgentConfig } from '../src/config/agent.js';
+import { FakeApiServer } from '../test/apiserver/server.js';
+import { managedPod, markDeleting, setReady } from '../test/apiserver/pods.js';
+import { Agent } from './agent.js';
+import { AgentMetrics } from './metrics.js';
+import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
+
+const server = new FakeApiServer();
+let dir = '';
+before(async () => {
+  await server.start();
+  dir = mkdtempSync(join(tmpdir(), 'cd-agent-'));
+  server.writeKubeconfig(join(dir, 'kubeconfig'));
+});
+after(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function netlink(ct: MemoryConntrack, ipvs: MemoryIpvs): ConntrackApi & IpvsApi {
+  return {
+    deleteConntrack: (o) => ct.deleteConntrack(o), listConntrack: (o) => ct.listConntrack(o), conntrackStats: () => ct.conntrackStats(),
+    listServices: () => ipvs.listServices(), listDestinations: (s) => ipvs.listDestinations(s), setDestinationWeight: (s, d, w) => ipvs.setDestinationWeight(s, d, w),
+    addDestination: (s, d) => ipvs.addDestination(s, d), deleteDestination: (s, d) => ipvs.deleteDestination(s, d), addService: (s) => ipvs.addService(s), deleteService: (s) => ipvs.deleteService(s),
+  };
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const SVC: IpvsServiceKey = { family: 4, protocol: 'tcp', address: '10.96.0.10', port: 80 };
+
+function makeAgent(node: string, ct: MemoryConntrack, ipvs: MemoryIpvs): Agent {
+  const config = loadAgentConfig({
+    flags: { nodeName: node, kubeconfig: join(dir, 'kubeconfig'), drainPort: '1', metricsPort: '1', stateFile: join(dir, `${node}.json`), holdInterval: '50ms', flushWindow: '20ms', goneSlack: '0s', logLevel: 'silent' },
+    env: {},
+  });
+  assert.ok(config.ok);
+  const kc = new KubeConfig();
+  kc.loadFromFile(join(dir, 'kubeconfig'));
+  // Ports 0: let the OS choose (the CLI requires 1..65535; the Agent itself accepts any).
+  return new Agent({ config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1' }, logger: pino({ level: 'silent' }), netlink: netlink(ct, ipvs), kubeConfig: kc, flowTimeouts: DEFAULT_FLOW_TIMEOUTS, metrics: new AgentMetrics({ defaultMetrics: false }) });
+}
+
+test('two nodes: both hold the draining pod at weight 0, restore what the proxy deletes, release and flush when it goes', async () => {
+  const nodes = ['node-a', 'node-b'].map((name) => ({ name, ct: new MemoryConntrack(), ipvs: new MemoryIpvs() }));
+  for (const n of nodes) {
+    await n.ipvs.addService({ key: SVC, scheduler: 'mh' });
+    await n.ipvs.addDestination(SVC, { address: '10.3.0.1', port: 8080, weight: 1 });
+    await n.ipvs.addDestination(SVC, { address: '10.3.0.2', port: 8080, weight: 1 });
+    await n.ct.insertConntrackForTest([
+      { protocol: 'tcp', origSrc: '192.0.2.1', origDst: SVC.address, replySrc: '10.3.0.1', dstPort: 80, replySrcPort: 8080, count: 3, state: 'ESTABLISHED', timeout: 1000 },
+      { protocol: 'tcp', origSrc: '192.0.2.1', origDst: SVC.address, replySrc: '10.3.0.2', dstPort: 80, replySrcPort: 8080, srcPort: 30000, count: 2, state: 'ESTABLISHED', timeout: 1000 },
+    ]);
+  }
+  server.putPod(managedPod({ name: 'web-1', nodeName: 'node-a', ips: ['10.3.0.1'] }));
+  server.putPod(managedPod({ name: 'web-2', nodeName: 'node-b', ips: ['10.3.0.2'] }));
+  const agents = nodes.map((n) => makeAgent(n.name, n.ct, n.ipvs));
+  try {
+    const ports = await Promise.all(agents.map((a) => a.start()));
+    const readyz = async (i: number): Promise<number> => (await fetch(`http://127.0.0.1:${ports[i]!.metricsPort}/readyz`)).status;
+    await until('ready', async () => (await readyz(0)) === 200 && (await readyz(1)) === 200);
+
+    server.modifyPod('shop', 'web-1', (p) => setReady(p, false));
+    const weightOf = async (ipvs: MemoryIpvs, ip: string): Promise<number | undefined> => (await ipvs.listDestinations(SVC)).find((d) => d.address === ip)?.weight;
+    await until('both nodes hold web-1 at 0', async () => (await weightOf(nodes[0]!.ipvs, '10.3.0.1')) === 0 && (await weightOf(nodes[1]!.ipvs, '10.3.0.1')) === 0);
+    assert.equal(await weightOf(nodes[0]!.ipvs, '10.3.0.2'), 1);
+
+    nodes[1]!.ipvs.proxyDeleteDestination(SVC, { address: '10.3.0.1', port: 8080 });
+    await until('node-b restored it', async () => (await weightOf(nodes[1]!.ipvs, '10.3.0.1')) === 0);
+    const metricsB = await (await fetch(`http://127.0.0.1:${ports[1]!.metricsPort}/metrics`)).text();
+    assert.match(metricsB, /conndrain_ipvs_restores_total\{action="readd"\} 1/);
+    assert.match(metricsB, /conndrain_ipvs_servers_held 1/);
+    assert.match(metricsB, /conndrain_ipvs_available 1/);
+    const holdsOnDisk = (): boolean[] => (JSON.parse(readFileSync(join(dir, 'node-b.json'), 'utf8')) as { holds: Array<{ recreated: boolean }> }).holds.map((h) => h.recreated);
+    await until('the state file records the re-created hold', () => holdsOnDisk().length === 1 && holdsOnDisk()[0] === true);
+
+    server.modifyPod('shop', 'web-1', (p) => markDeleting(p, 0));
+    server.deletePod('shop', 'web-1');
+    await until('released and flushed on both', async () => {
+      const gone = await Promise.all(nodes.map(async (n) => (await weightOf(n.ipvs, '10.3.0.1')) === undefined || n.name === 'node-a'));
+      const flushed = nodes.every((n) => n.ct.entries().every((e) => e.reply.src !== '10.3.0.1'));
+      return gone.every(Boolean) && flushed;
+    });
+    assert.equal(await weightOf(nodes[0]!.ipvs, '10.3.0.1'), 0, 'node-a: not re-created by us, left as the proxy left it');
+    for (const n of nodes) assert.equal(n.ct.entries().filter((e) => e.reply.src === '10.3.0.2').length, 2, `${n.name}: the other pod's entries untouched`);
+    await until('events recorded', () => server.events.length >= 2);
+    const reasons = server.events.map((e) => `${String((e.involvedObject as { name: string }).name)}:${String(e.reason)}:${String((e.source as { host: string }).host)}`);
+    assert.ok(reasons.includes('web-1:DrainStarted:node-a'), reasons.join(' '));
+    assert.ok(reasons.includes('web-1:DrainFinished:node-a'), reasons.join(' '));
+    assert.ok(!reasons.some((r) => r.endsWith(':node-b')), 'only the pod\'s own node records events');
+    const metricsA = await (await fetch(`http://127.0.0.1:${ports[0]!.metricsPort}/metrics`)).text();
+    assert.match(metricsA, /conndrain_conntrack_entries_deleted_total\{protocol="all"\} 3/);
+  } finally {
+    for (const a of agents) await a.stop();
+  }
+});
+
+test('IPVS absent: conntrack-only, said once, conndrain_ipvs_available 0', async () => {
+  const agent = makeAgent('node-c', new MemoryConntrack(), new MemoryIpvs({ unavailable: true }));
+  try {
+    const { metricsPort } = await agent.start();
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    assert.match(text, /conndrain_ipvs_available 0/);
+    assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/healthz`)).status, 200);
+  } finally {
+    await agent.stop();
+  }
+});

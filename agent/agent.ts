@@ -1,0 +1,350 @@
+/**
+ * The node agent, wired: watch -> cache -> drain plan -> IPVS hold, ghost cleanup, events,
+ * state file; the drain API and the health/metrics server. Everything it touches comes in
+ * through `AgentDeps` (netlink, kubeconfig, clock, event sink), so tests build it with
+ * stand-ins and the CLI with the real thing.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import type { AgentConfig } from '../src/config/agent.js';
+import { markFlushed, planDrains, type PodRecord, type Transition } from '../src/drain-plan.js';
+import { NetlinkError, type ConntrackApi, type IpvsApi } from '../native/lib/types.js';
+import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import { DrainApi } from './drain-api.js';
+import { DrainSessions } from './drain-sessions.js';
+import { coreEventSink, PodEvents, type EventPod, type EventSink } from './events.js';
+import { readFlowTimeouts } from './flow-timeouts.js';
+import type { FlowTimeouts } from './flows.js';
+import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
+import { createHealthServer, listen } from './health-server.js';
+import { IpvsHold, type DrainingPod } from './ipvs-hold.js';
+import { AgentMetrics } from './metrics.js';
+import { PodCache, type CachedPod } from './pod-cache.js';
+import { loadState, StateWriter, STATE_VERSION, type AgentState } from './state-file.js';
+import { PodWatch } from './watch.js';
+
+export interface AgentDeps {
+  config: AgentConfig;
+  logger: Logger;
+  netlink: ConntrackApi & IpvsApi;
+  kubeConfig: KubeConfig;
+  clock?: Clock;
+  flowTimeouts?: FlowTimeouts;
+  eventSink?: EventSink;
+  metrics?: AgentMetrics;
+}
+
+export interface AgentPorts {
+  drainPort: number;
+  metricsPort: number;
+}
+
+function splitKey(key: string): { namespace: string; name: string } {
+  const at = key.indexOf('/');
+  return at < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, at), name: key.slice(at + 1) };
+}
+
+function eventPodOf(rec: Pick<PodRecord, 'uid' | 'key' | 'nodeName' | 'ips'>): EventPod {
+  return { uid: rec.uid, ...splitKey(rec.key), nodeName: rec.nodeName, ips: rec.ips };
+}
+
+function eventPodOfCached(pod: CachedPod): EventPod {
+  return { uid: pod.view.uid, namespace: pod.namespace, name: pod.name, nodeName: pod.view.nodeName, ips: pod.view.ips };
+}
+
+export class Agent {
+  readonly metrics: AgentMetrics;
+  readonly cache: PodCache;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly hold: IpvsHold;
+  private readonly sessions: DrainSessions;
+  private readonly drainApi: DrainApi;
+  private readonly cleanup: GhostCleanup;
+  private readonly events: PodEvents;
+  private readonly watch: PodWatch;
+  private readonly writer: StateWriter;
+  private readonly health: Server;
+  private records = new Map<string, PodRecord>();
+  private ipvsOn: boolean;
+  private drainListening = false;
+  /** The plan ran on a synced cache at least once (readiness). */
+  private planned = false;
+  private stopping = false;
+  private timers: TimerHandle[] = [];
+  private runScheduled: TimerHandle | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+
+  constructor(private readonly deps: AgentDeps) {
+    const { config, logger, netlink, kubeConfig } = deps;
+    this.clock = deps.clock ?? systemClock;
+    this.log = logger.child({ node: config.nodeName });
+    this.metrics = deps.metrics ?? new AgentMetrics();
+    this.cache = new PodCache(config.goneSlackMs);
+    this.ipvsOn = config.ipvsHold;
+    const metrics = this.metrics;
+    this.events = new PodEvents(deps.eventSink ?? coreEventSink(kubeConfig.makeApiClient(CoreV1Api)), config.nodeName, this.log, () => this.clock.now());
+    this.hold = new IpvsHold({
+      ipvs: netlink,
+      logger: this.log,
+      hooks: {
+        restored: (action) => metrics.ipvsRestores.inc({ action }),
+        changed: () => metrics.ipvsServersHeld.set(this.hold.size),
+      },
+    });
+    this.sessions = new DrainSessions(
+      {
+        clock: this.clock,
+        conntrack: netlink,
+        flowIdleMs: config.flowIdleMs,
+        pollIntervalMs: config.flowPollIntervalMs,
+        timeouts: deps.flowTimeouts ?? readFlowTimeouts(),
+        logger: this.log,
+        onStart: (pod, settings) => {
+          metrics.drainsActive.set(this.sessions.active);
+          this.events.drainStarted(eventPodOfCached(pod), `drain started by the preStop hook: at least ${settings.minDrainMs} ms, at most ${settings.drainMs} ms, until no open flow to ${pod.view.ips.join(', ')}`);
+        },
+        onFinish: (pod, summary) => {
+          metrics.drainsActive.set(this.sessions.active);
+          metrics.drains.inc({ ended: summary.ended });
+          this.events.drainFinished(eventPodOfCached(pod), summary.ended, `after ${summary.elapsedMs} ms; open flows at the last check: ${summary.openFlows ?? 'unknown'}`);
+        },
+      },
+      (drainId) => this.cache.byDrain(drainId),
+    );
+    this.drainApi = new DrainApi({ sessions: this.sessions, maxDrains: config.maxDrains, logger: this.log });
+    this.cleanup = new GhostCleanup({
+      conntrack: netlink,
+      clock: this.clock,
+      windowMs: config.flushWindowMs,
+      logger: this.log,
+      liveHolder: (ip, goneUid) => this.cache.liveHolder(ip, this.clock.now(), goneUid)?.view.key,
+      hooks: {
+        flushed: (uid, report) => this.onFlushed(uid, report),
+        reuseSkipped: () => metrics.ipReuseSkips.inc(),
+        passDone: (report) => {
+          metrics.flushDuration.observe(report.result.ms / 1000);
+          const byProtocol = (report.result as { deletedByProtocol?: Record<string, number> }).deletedByProtocol;
+          if (byProtocol !== undefined) for (const [protocol, n] of Object.entries(byProtocol)) metrics.conntrackDeleted.inc({ protocol }, n);
+          else if (report.result.deleted > 0) metrics.conntrackDeleted.inc({ protocol: 'all' }, report.result.deleted);
+        },
+        passFailed: () => metrics.flushFailures.inc(),
+      },
+    });
+    this.watch = new PodWatch(
+      { kubeConfig, backoffMaxMs: config.relistBackoffMaxMs, clock: this.clock, logger: this.log },
+      {
+        upsert: (pod) => {
+          this.cache.upsert(pod);
+          this.scheduleRun();
+        },
+        remove: (pod) => {
+          const gone = this.cache.remove(pod);
+          if (gone !== undefined) this.sessions.podGone(gone.view.uid);
+          this.scheduleRun();
+        },
+        synced: () => {
+          this.log.info({ pods: this.cache.size }, 'watch: first list synced; ready');
+          this.scheduleRun();
+        },
+        restarting: (error, delayMs) => {
+          metrics.watchRestarts.inc();
+          this.log.warn({ err: error, retryInMs: delayMs }, 'watch: failed; restarting after backoff');
+        },
+      },
+    );
+    this.writer = new StateWriter(config.stateFile, () => this.snapshot(), (error) => this.log.error({ err: error, stateFile: config.stateFile }, 'state file write failed; holds are still applied, retried on the next change'));
+    this.health = createHealthServer({ registry: metrics.registry, ready: () => this.readiness(), logger: this.log, holds: () => this.hold.list() });
+  }
+
+  readiness(): { ready: boolean; why: string } {
+    if (this.stopping) return { ready: false, why: 'stopping' };
+    if (!this.watch.synced) return { ready: false, why: 'waiting for the first pod list' };
+    if (!this.planned) return { ready: false, why: 'waiting for the first drain plan' };
+    if (!this.drainListening) return { ready: false, why: 'drain API not listening' };
+    return { ready: true, why: 'ok' };
+  }
+
+  /** The drain records and held servers (tests, the state file). */
+  snapshot(): AgentState {
+    return { version: STATE_VERSION, writtenAt: new Date(this.clock.now()).toISOString(), pods: [...this.records.values()], holds: this.hold.list() };
+  }
+
+  async start(): Promise<AgentPorts> {
+    const { config } = this.deps;
+    const metricsPort = await listen(this.health, config.metricsPort, config.metricsAddress);
+    await this.resumeState();
+    await this.probeIpvs();
+    this.watch.start();
+    const drainPort = await this.drainApi.listen(config.drainPort, config.drainAddress);
+    this.drainListening = true;
+    this.timers.push(this.clock.setInterval(() => this.scheduleRun(), config.holdIntervalMs));
+    this.timers.push(this.clock.setInterval(() => void this.pollStats(), config.statsIntervalMs));
+    void this.pollStats();
+    this.log.info({ drainAddress: config.drainAddress, drainPort, metricsAddress: config.metricsAddress, metricsPort, stateFile: config.stateFile, ipvsHold: this.ipvsOn }, 'agent started');
+    return { drainPort, metricsPort };
+  }
+
+  /** SIGTERM: stop serving; holds stay in IPVS and in the state file for the next agent. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    for (const t of this.timers) t.cancel();
+    this.runScheduled?.cancel();
+    await this.watch.stop();
+    this.cleanup.stop();
+    this.sessions.close();
+    await this.drainApi.close();
+    await this.running?.catch(() => undefined);
+    await this.writer.save();
+    await this.events.flush();
+    await new Promise<void>((resolve) => {
+      this.health.close(() => resolve());
+      this.health.closeAllConnections();
+    });
+    this.log.info({ holds: this.hold.size }, 'agent stopped; holds left in place for the next agent');
+  }
+
+  /** Runs the plan now (tests); resolves when its IPVS and state-file work is done. */
+  async runNow(): Promise<void> {
+    this.again = true;
+    this.running ??= this.runLoop();
+    await this.running;
+  }
+
+  private async resumeState(): Promise<void> {
+    const { stateFile } = this.deps.config;
+    const loaded = await loadState(stateFile, this.clock.now());
+    if (loaded.kind === 'missing') {
+      this.log.info({ stateFile }, 'no state file: starting empty');
+      return;
+    }
+    if (loaded.kind === 'corrupt') {
+      this.log.error({ stateFile, reason: loaded.reason, movedTo: loaded.movedTo }, 'state file unreadable: starting empty (draining pods are found again from the API and IPVS)');
+      return;
+    }
+    this.records = new Map(loaded.state.pods.map((p) => [p.uid, p]));
+    this.hold.resume(loaded.state.holds);
+    this.metrics.ipvsServersHeld.set(this.hold.size);
+    this.log.info({ stateFile, pods: this.records.size, holds: this.hold.size, writtenAt: loaded.state.writtenAt }, 'state file loaded: resuming holds');
+  }
+
+  private async probeIpvs(): Promise<void> {
+    if (!this.ipvsOn) {
+      this.log.info('IPVS hold off (--ipvs-hold=false): conntrack-only');
+      this.metrics.ipvsAvailable.set(0);
+      return;
+    }
+    try {
+      await this.deps.netlink.listServices();
+      this.metrics.ipvsAvailable.set(1);
+    } catch (error) {
+      if (error instanceof NetlinkError && error.code === 'EIPVSUNAVAILABLE') this.disableIpvs();
+      else this.log.warn({ err: error }, 'IPVS probe failed; holding anyway and retrying every interval');
+    }
+  }
+
+  private disableIpvs(): void {
+    if (!this.ipvsOn) return;
+    this.ipvsOn = false;
+    this.metrics.ipvsAvailable.set(0);
+    this.log.warn('IPVS is not available on this node: running conntrack-only (no IPVS hold)');
+  }
+
+  private scheduleRun(): void {
+    if (this.stopping || this.runScheduled !== undefined) return;
+    this.runScheduled = this.clock.setTimeout(() => {
+      this.runScheduled = undefined;
+      this.again = true;
+      this.running ??= this.runLoop();
+    }, 0);
+  }
+
+  private async runLoop(): Promise<void> {
+    try {
+      while (this.again && !this.stopping) {
+        this.again = false;
+        try {
+          await this.runOnce();
+        } catch (error) {
+          this.log.error({ err: error }, 'plan run failed; retried on the next interval');
+        }
+      }
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  private async runOnce(): Promise<void> {
+    const now = this.clock.now();
+    let draining: DrainingPod[];
+    let serving = new Set<string>();
+    if (this.watch.synced) {
+      const plan = planDrains({ pods: this.cache.views(), previous: this.records, nowMs: now });
+      this.records = plan.records;
+      for (const t of plan.transitions) this.onTransition(t);
+      draining = [];
+      for (const action of plan.actions) {
+        if (action.kind === 'hold') draining.push({ uid: action.uid, key: action.key, ips: action.ips });
+        else if (action.kind === 'flush') {
+          // The cleanup re-checks every IP against the cache just before its pass (and counts reuse).
+          const rec = this.records.get(action.uid);
+          this.cleanup.request({ uid: action.uid, key: action.key, ips: rec?.ips ?? action.ips });
+        }
+      }
+      serving = new Set([...this.records.values()].filter((r) => r.state === 'serving').map((r) => r.uid));
+    } else {
+      // Not synced yet (e.g. API down after a restart): keep what the state file says is draining.
+      draining = [...this.records.values()].filter((r) => r.state === 'draining').map((r) => ({ uid: r.uid, key: r.key, ips: r.ips }));
+    }
+    this.metrics.podsCached.set(this.cache.size);
+    if (this.ipvsOn) {
+      try {
+        await this.hold.sync(draining, serving);
+      } catch (error) {
+        if (error instanceof NetlinkError && error.code === 'EIPVSUNAVAILABLE') this.disableIpvs();
+        else this.log.warn({ err: error }, 'IPVS hold pass failed; retried next interval');
+      }
+    }
+    this.metrics.ipvsServersHeld.set(this.hold.size);
+    await this.writer.save();
+    if (this.watch.synced) this.planned = true;
+  }
+
+  private onTransition(t: Transition): void {
+    const rec = this.records.get(t.uid);
+    const ips = rec?.ips ?? [];
+    this.log.info({ pod: t.key, ips, from: t.from, to: t.to, reason: t.reason }, `pod ${t.to}`);
+    if (rec === undefined) return;
+    const pod = eventPodOf(rec);
+    if (t.to === 'draining' && (t.wasReady || t.reason === 'deleting')) {
+      this.events.drainStarted(pod, `${t.reason === 'deleting' ? 'pod deleting' : 'pod not Ready'}: every node holds its IPVS real servers (${ips.join(', ')}) at weight 0`);
+    } else if (t.from === 'draining' && t.to === 'serving') {
+      this.events.drainFinished(pod, 'ready-again', 'the pod is Ready again; holds released');
+    } else if (t.to === 'gone') {
+      this.sessions.podGone(t.uid);
+      this.events.drainFinished(pod, 'pod-gone', `the pod is gone (${t.reason})`);
+    }
+  }
+
+  private onFlushed(uid: string, report: FlushReport): void {
+    const rec = this.records.get(uid);
+    this.records = markFlushed(this.records, uid, this.clock.now());
+    if (rec !== undefined) {
+      const flushedIps = rec.ips.filter((ip) => report.addresses.includes(ip));
+      this.events.conntrackFlushed(eventPodOf(rec), `deleted the conntrack entries of ${flushedIps.join(', ') || 'no IP (all reused)'} on ${this.deps.config.nodeName} (${report.result.deleted} entries in one pass for ${report.pods.length} pod(s))`);
+    }
+    void this.writer.save();
+  }
+
+  private async pollStats(): Promise<void> {
+    try {
+      this.metrics.observeConntrackStats(await this.deps.netlink.conntrackStats());
+    } catch (error) {
+      this.log.warn({ err: error }, 'conntrack stats read failed');
+    }
+  }
+}
