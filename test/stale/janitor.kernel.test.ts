@@ -64,7 +64,7 @@ describe('janitor (real conntrack in a node namespace)', () => {
       graceMs: GRACE_MS,
       intervalMs: 60_000,
       removalDelayMs: 50,
-      livePodHolders: async (ips) => new Set(ips.filter((ip) => ip === REUSED_POD)),
+      livePodHolders: (ips) => Promise.resolve(new Set(ips.filter((ip) => ip === REUSED_POD))),
     });
   });
 
