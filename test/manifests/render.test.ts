@@ -35,7 +35,7 @@ describe('kustomizations', { skip }, () => {
         assert.deepEqual(problems, []);
       });
       it('uses no field its Kubernetes type does not declare (strict field validation)', () => {
-        const problems = objects.flatMap((o) => unknownFields(o) ?? []);
+        const problems = objects.flatMap((o) => unknownFields(o).map((p) => `${nameOf(o)}: ${p}`));
         assert.deepEqual(problems, []);
       });
     });
@@ -69,7 +69,20 @@ describe('the validators reject what the API server would', () => {
     const bad = good();
     const template = (bad.spec as { template: { spec: { containers: Record<string, unknown>[] } } }).template;
     (template.spec.containers[0] as Record<string, unknown>).securityContex = {};
-    assert.deepEqual(unknownFields(bad)?.map((p) => p.split(' (')[0]), ['Deployment.spec.template.spec.containers[0].securityContex: unknown field']);
+    assert.deepEqual(unknownFields(bad), ['Deployment.spec.template.spec.containers[0].securityContex: unknown field']);
+  });
+
+  it('an unknown field in a CRD (cert-manager, Prometheus Operator), but not in a map', () => {
+    const certificate: KubeObject = {
+      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'x', labels: { anything: 'goes' } },
+      spec: { secretName: 's', dnsName: ['a'], issuerRef: { name: 'i', knd: 'Issuer' } },
+    };
+    assert.deepEqual(unknownFields(certificate), ['Certificate.spec.dnsName: unknown field', 'Certificate.spec.issuerRef.knd: unknown field']);
+    const monitor: KubeObject = {
+      apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'x' },
+      spec: { selector: { matchLabels: { a: 'b' } }, endpoints: [{ port: 'm', tlsConfig: { serverNme: 'x' } }] },
+    };
+    assert.deepEqual(unknownFields(monitor), ['ServiceMonitor.spec.endpoints[0].tlsConfig.serverNme: unknown field']);
   });
 
   it('a cert-manager enum value', () => {

@@ -6,13 +6,11 @@
  * The models are found by apiVersion/kind, constructed, and `.validate()`d.
  *
  * Those schemas, like the API server's OpenAPI, allow unknown fields, which `kubectl apply`
- * (strict field validation by default) would reject. For built-in kinds `unknownFields`
- * closes that gap with the field lists of @kubernetes/client-node's generated models.
+ * (strict field validation by default) would reject: `unknownFields` closes that gap.
  */
 import * as certManager from '@kubernetes-models/cert-manager';
 import * as prometheusOperator from '@kubernetes-models/prometheus-operator';
 import * as kubernetes from 'kubernetes-models';
-import * as clientNode from '@kubernetes/client-node';
 import type { KubeObject } from './render.js';
 
 interface ModelClass {
@@ -43,8 +41,6 @@ function collectPackages(...packages: unknown[]): Map<string, ModelClass> {
   return models;
 }
 
-/** The built-in Kubernetes kinds, by `apiVersion/kind`. */
-export const BUILTIN_MODELS: ReadonlyMap<string, ModelClass> = collectPackages(kubernetes);
 /** Every model class of the three packages, by `apiVersion/kind`. */
 export const MODELS: ReadonlyMap<string, ModelClass> = collectPackages(kubernetes, certManager, prometheusOperator);
 
@@ -60,44 +56,57 @@ export function validateAgainstSchema(object: KubeObject): string[] {
   }
 }
 
-interface Attribute {
-  baseName: string;
-  type: string;
-}
-type Attributed = { getAttributeTypeMap(): Attribute[] };
-const CLIENT_MODELS = clientNode as unknown as Record<string, Attributed | undefined>;
-
-function attributesOf(typeName: string): Attribute[] | undefined {
-  const model = CLIENT_MODELS[typeName];
-  return typeof model?.getAttributeTypeMap === 'function' ? model.getAttributeTypeMap() : undefined;
-}
-
-function walkFields(value: unknown, typeName: string, path: string, problems: string[]): void {
-  const array = /^Array<(.+)>$/.exec(typeName);
-  if (array?.[1] !== undefined) {
-    if (Array.isArray(value)) value.forEach((item, i) => walkFields(item, array[1] ?? '', `${path}[${i}]`, problems));
-    return;
-  }
-  const attributes = attributesOf(typeName);
-  if (attributes === undefined || value === null || typeof value !== 'object' || Array.isArray(value)) return;
-  const known = new Map(attributes.map((a) => [a.baseName, a.type]));
-  for (const [field, child] of Object.entries(value as Record<string, unknown>)) {
-    const childType = known.get(field);
-    if (childType === undefined) problems.push(`${path}.${field}: unknown field (${typeName} has ${[...known.keys()].join(', ')})`);
-    else walkFields(child, childType, `${path}.${field}`, problems);
-  }
-}
-
 /**
- * Fields a built-in object carries that its type does not declare (what strict field
- * validation rejects). Returns undefined for kinds @kubernetes/client-node has no model of.
+ * Fields of an object its schema does not declare, found by watching the schema's own
+ * validator: it reads every property its schema declares (and enumerates the keys of maps),
+ * so a key it never touched is one strict field validation (`kubectl apply` default) would
+ * reject. Works alike for built-in kinds and the cert-manager / Prometheus Operator CRDs.
  */
-export function unknownFields(object: KubeObject): string[] | undefined {
-  if (!BUILTIN_MODELS.has(`${object.apiVersion}/${object.kind}`)) return undefined;
-  const version = object.apiVersion.split('/').pop() ?? '';
-  const typeName = `${version.charAt(0).toUpperCase()}${version.slice(1)}${object.kind}`;
-  if (attributesOf(typeName) === undefined) return undefined;
+export function unknownFields(object: KubeObject): string[] {
+  const model = MODELS.get(`${object.apiVersion}/${object.kind}`);
+  if (model === undefined) return [];
+  const instance = new model(object) as unknown as Record<string, unknown> & { validate(): void };
+  const reads = new Map<string, Set<string>>();
+  const enumerated = new Set<string>();
+  const mark = (path: string, key: string): void => {
+    const set = reads.get(path) ?? new Set<string>();
+    set.add(key);
+    reads.set(path, set);
+  };
+  const watch = (value: unknown, path: string): unknown => {
+    if (value === null || typeof value !== 'object') return value;
+    return new Proxy(value, {
+      get(target, key, receiver): unknown {
+        const child = Reflect.get(target, key, receiver) as unknown;
+        if (typeof key !== 'string') return child;
+        mark(path, key);
+        return watch(child, `${path}.${key}`);
+      },
+      has(target, key): boolean {
+        if (typeof key === 'string') mark(path, key);
+        return Reflect.has(target, key);
+      },
+      ownKeys(target): (string | symbol)[] {
+        enumerated.add(path);
+        return Reflect.ownKeys(target);
+      },
+    });
+  };
+  try {
+    instance.validate.call(watch(instance, object.kind));
+  } catch {
+    // Schema errors are validateAgainstSchema's to report; the reads made so far still count.
+  }
   const problems: string[] = [];
-  walkFields(object, typeName, object.kind, problems);
+  const walk = (value: unknown, path: string): void => {
+    if (value === null || typeof value !== 'object') return;
+    const isArray = Array.isArray(value);
+    for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+      const childPath = `${path}.${key}`;
+      if (!isArray && !enumerated.has(path) && !(reads.get(path)?.has(key) ?? false)) problems.push(`${childPath.replace(/\.(\d+)(?=\.|$)/g, '[$1]')}: unknown field`);
+      else walk(child, childPath);
+    }
+  };
+  walk(instance, object.kind);
   return problems;
 }
