@@ -24,6 +24,7 @@ import { AgentMetrics } from './metrics.js';
 import { PodCache, type CachedPod } from './pod-cache.js';
 import { loadState, StateWriter, STATE_VERSION, type AgentState } from './state-file.js';
 import { PodWatch } from './watch.js';
+import { startJanitor, type RunningJanitor } from './janitor/index.js';
 
 export interface AgentDeps {
   config: AgentConfig;
@@ -77,6 +78,8 @@ export class Agent {
   private runScheduled: TimerHandle | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  /** The stale-entry janitor, when --janitor is on. */
+  janitor: RunningJanitor | undefined;
 
   constructor(private readonly deps: AgentDeps) {
     const { config, logger, netlink, kubeConfig } = deps;
@@ -179,6 +182,9 @@ export class Agent {
     await this.resumeState();
     await this.probeIpvs();
     this.watch.start();
+    if (config.janitor) {
+      this.janitor = startJanitor({ kubeConfig: this.deps.kubeConfig, conntrack: this.deps.netlink, registry: this.metrics.registry, logger: this.log, clock: this.clock, graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs, backoffMaxMs: config.relistBackoffMaxMs });
+    }
     const drainPort = await this.drainApi.listen(config.drainPort, config.drainAddress);
     this.drainListening = true;
     this.timers.push(this.clock.setInterval(() => this.scheduleRun(), config.holdIntervalMs));
@@ -195,6 +201,7 @@ export class Agent {
     for (const t of this.timers) t.cancel();
     this.runScheduled?.cancel();
     await this.watch.stop();
+    await this.janitor?.stop();
     this.cleanup.stop();
     this.sessions.close();
     await this.drainApi.close();
