@@ -52,6 +52,8 @@ export interface IpvsHoldOptions {
   hooks?: HoldHooks;
   /** Parallel netlink calls in one pass (the addon runs them off the event loop). */
   concurrency?: number;
+  /** Services never held (flow pinning's twin services: their draining pods must keep their weight). */
+  skipService?: (key: IpvsServiceKey) => boolean;
 }
 
 /** Weight kube-proxy gives every endpoint: used as the original of a server first seen at 0. */
@@ -152,7 +154,7 @@ export class IpvsHold {
     const seen = new Set<string>();
     const work: Array<() => Promise<void>> = [];
     for (const { service, dests } of listed) {
-      if (dests === undefined) continue;
+      if (dests === undefined || this.options.skipService?.(service.key) === true) continue;
       for (const dest of dests) {
         const pod = podOfIp.get(dest.address.toLowerCase());
         if (pod === undefined) continue;

@@ -32,6 +32,10 @@ export const AGENT_METRICS = {
   staleScanDuration: 'conndrain_stale_scan_duration_seconds',
   eventOverruns: 'conndrain_conntrack_event_overruns_total',
   indexResyncs: 'conndrain_conntrack_index_resyncs_total',
+  flowpinTwins: 'conndrain_flowpin_twins',
+  flowpinPinnedPackets: 'conndrain_flowpin_pinned_packets',
+  flowpinErrors: 'conndrain_flowpin_errors_total',
+  ipvsSloppyTcp: 'conndrain_ipvs_sloppy_tcp',
 } as const;
 
 export const ALL_METRIC_NAMES: readonly string[] = [...Object.values(WEBHOOK_METRICS), ...Object.values(AGENT_METRICS)];

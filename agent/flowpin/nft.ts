@@ -1,0 +1,75 @@
+/**
+ * nftables through its JSON interface: `nft -j -f -` with one JSON batch on stdin (the whole
+ * file is one netlink transaction), `nft -j list ...` read back as JSON. Never composes or
+ * parses nft's CLI text. `prefix` runs nft elsewhere (tests: `ip netns exec <ns>`).
+ */
+import { spawn } from 'node:child_process';
+import { NFT_FAMILY, NFT_TABLE, type NftBatch } from '../../src/flowpin/nft-ruleset.js';
+
+export interface NftApi {
+  /** Runs one batch as a single transaction; rejects with nft's message when the kernel refuses it. */
+  apply(batch: NftBatch): Promise<void>;
+  /** `nft -j list table inet conndrain` as JSON, or undefined when the table does not exist. */
+  listTable(): Promise<unknown>;
+}
+
+export interface NftOptions {
+  /** The nft binary (default `nft`, from PATH). */
+  binary?: string;
+  /** Command words put before the binary, e.g. ['ip', 'netns', 'exec', 'ns1']. */
+  prefix?: readonly string[];
+  timeoutMs?: number;
+}
+
+export class NftError extends Error {
+  constructor(message: string, readonly exitCode: number | null, readonly stderr: string) {
+    super(message);
+    this.name = 'NftError';
+  }
+}
+
+function run(options: NftOptions, args: readonly string[], stdin?: string): Promise<string> {
+  const words = [...(options.prefix ?? []), options.binary ?? 'nft', ...args];
+  return new Promise((resolve, reject) => {
+    const child = spawn(words[0] ?? 'nft', words.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 10_000);
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(new NftError(`cannot run ${words.join(' ')}: ${error.message}`, null, ''));
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else reject(new NftError(`${words.join(' ')} exited ${String(code)}: ${stderr.trim()}`, code, stderr));
+    });
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+function hasTable(listing: unknown): boolean {
+  if (typeof listing !== 'object' || listing === null) return false;
+  const items = (listing as { nftables?: unknown }).nftables;
+  if (!Array.isArray(items)) return false;
+  return items.some((item) => {
+    const table = (item as { table?: { family?: unknown; name?: unknown } } | null)?.table;
+    return table?.family === NFT_FAMILY && table.name === NFT_TABLE;
+  });
+}
+
+export function createNft(options: NftOptions = {}): NftApi {
+  return {
+    async apply(batch) {
+      await run(options, ['-j', '-f', '-'], JSON.stringify(batch));
+    },
+    async listTable() {
+      // Ask which tables exist first (JSON), so a missing table is not told by an error text.
+      const tables = JSON.parse(await run(options, ['-j', 'list', 'tables', NFT_FAMILY])) as unknown;
+      if (!hasTable(tables)) return undefined;
+      return JSON.parse(await run(options, ['-j', 'list', 'table', NFT_FAMILY, NFT_TABLE])) as unknown;
+    },
+  };
+}
