@@ -1,5 +1,5 @@
 /** Test support: network namespaces for the conntrack kernel tests (unique prefix per process). */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 
 export const PREFIX = `cdct-${process.pid}-`;
 let counter = 0;
@@ -74,4 +74,12 @@ export function startInNetns(ns: string, script: string): Promise<ChildProcess> 
       reject(new Error(`${ns} script exited ${code}: ${out} ${err}`));
     });
   });
+}
+
+const CLI_MAIN = new URL('../../cli/main.ts', import.meta.url).pathname;
+
+/** Runs `conndrain conntrack <args>` (the CLI from source, through tsx). */
+export function runCli(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', CLI_MAIN, 'conntrack', ...args], { encoding: 'utf8' });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
