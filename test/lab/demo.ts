@@ -14,6 +14,7 @@ export async function runDemo(io: DemoIo): Promise<void> {
   const started = Date.now();
   io.write(`1. The webhook injects a drain hook and a matching grace period (${DEMO_MANIFEST}):\n`);
   for (const line of await demoInjection()) io.write(`   ${line}\n`);
+  io.write('   (grace = max(existing, drain 45s + shutdown-grace 15s); the agent answers the hook once the pod has no open flows)\n');
   io.write('\n2. Ghost conntrack after a scale-down, on this kernel (network namespaces, kube-proxy-style nft DNAT):\n');
   io.write('   a client keeps UDP (DNS-like) flows and TCP streams to a ClusterIP with two pods; one pod is deleted.\n');
   io.write('   Run once without conndrain, once with the conndrain agent running on the node.\n\n');

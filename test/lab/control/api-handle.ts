@@ -14,16 +14,16 @@ export class ApiHandle {
     readonly port: number,
   ) {}
 
-  static async start(controlNetns: string, port = 16443): Promise<ApiHandle> {
+  static async start(controlNetns: string, port = 16443, timeoutMs = 30_000): Promise<ApiHandle> {
     const process = NetnsProcess.startScript('api stand-in', controlNetns, '../control/api-host.ts', [String(port)]);
-    await process.waitFor((line) => (line as { k?: string }).k === 'ready', 15_000, 'ready line');
+    await process.waitFor((line) => (line as { k?: string }).k === 'ready', timeoutMs, 'ready line');
     return new ApiHandle(process, port);
   }
 
   /** Sends a command; resolves with the reply (its `t` is when the change was published). */
   async call(command: Command): Promise<ApiReply> {
     const id = this.nextId++;
-    const replied = this.process.waitFor((line) => (line as ApiReply).k === 'reply' && (line as ApiReply).id === id, 5000, `reply to ${command.op}`);
+    const replied = this.process.waitFor((line) => (line as ApiReply).k === 'reply' && (line as ApiReply).id === id, 30_000, `reply to ${command.op}`);
     this.process.send(JSON.stringify({ ...command, id }));
     const reply = (await replied) as ApiReply;
     if (!reply.ok && command.op !== 'probe') throw new Error(`API stand-in: ${command.op} failed: ${reply.error ?? 'unknown'}`);

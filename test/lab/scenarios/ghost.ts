@@ -44,7 +44,7 @@ async function readUdpTimeouts(netns: string): Promise<{ unreplied: number; stre
 
 async function startPod(live: LiveTopology, name: string): Promise<NetnsProcess> {
   const pod = NetnsProcess.startScript(name, live.netns(name), '../traffic/pod-server.ts', [name, '53', '80']);
-  await pod.waitFor(podLabel, 15_000, 'ready line');
+  await pod.waitFor(podLabel, 60_000, 'ready line');
   return pod;
 }
 
@@ -68,20 +68,20 @@ export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> 
     await syncKubeProxy(node, [ghostService([SURVIVOR, VICTIM])]);
     await installObserver(node, [VICTIM.ip]);
     const podsStarted = Promise.all([startPod(live, SURVIVOR.name), startPod(live, VICTIM.name)]);
-    api = await ApiHandle.start(live.netns('control'));
+    api = await ApiHandle.start(live.netns('control'), 16443, 60_000);
     for (const pod of [SURVIVOR, VICTIM]) {
       await api.call({ op: 'put', pod: managedPod({ name: pod.name, namespace: GHOST_NAMESPACE, nodeName: 'node-1', ips: [pod.ip], drain: '30s' }) });
     }
     if (options.withConndrain) {
       log('starting the conndrain agent in node-1 (the real process, watching the API stand-in)');
       agent = await AgentHandle.start(api, { nodeName: 'node-1', netns: node, apiAddress: controlAddressFor(1), nodeAddress: nodeControlAddress(1) });
-      await agent.waitReady(api);
+      await agent.waitReady(api, 90_000);
     }
     processes.push(...(await podsStarted));
     const victimServer = processes[1]!;
     const client = NetnsProcess.startScript('client', live.netns('client'), '../traffic/client.ts', [JSON.stringify(GHOST_CLIENT)]);
     processes.push(client);
-    await client.waitFor(podLabel, 20_000, 'balanced flows');
+    await client.waitFor(podLabel, 60_000, 'balanced flows');
     log(`traffic flowing: ${GHOST_CLIENT.udp?.flowsPerPod} UDP flows and ${GHOST_CLIENT.tcp?.flowsPerPod} TCP streams per pod`);
     await sleep(timing.warmupMs);
 

@@ -23,6 +23,8 @@ export interface ClusterPlan {
   control?: boolean;
   /** Extra sysctls for node namespaces (conntrack timeouts, IPVS knobs). */
   nodeSysctls?: Record<string, string>;
+  /** Extra sysctls for the client/router namespace. */
+  clientSysctls?: Record<string, string>;
 }
 
 export const CLIENT_ADDRESS = '10.70.0.10';
@@ -59,7 +61,7 @@ export function controlAddressFor(node: number): string {
 
 export function buildClusterTopology(plan: ClusterPlan): Topology {
   const namespaces: NamespaceSpec[] = [
-    { name: 'client', role: 'client', sysctls: { 'net.ipv4.ip_forward': '1' }, loopbackAddresses: [`${CLIENT_ADDRESS}/32`] },
+    { name: 'client', role: 'client', sysctls: { 'net.ipv4.ip_forward': '1', ...plan.clientSysctls }, loopbackAddresses: [`${CLIENT_ADDRESS}/32`] },
   ];
   const links: LinkSpec[] = [];
   const routes: RouteSpec[] = [];

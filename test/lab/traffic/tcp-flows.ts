@@ -24,7 +24,7 @@ function failKind(error: NodeJS.ErrnoException | undefined): TcpFailLine['kind']
 }
 
 /** One connection and its line protocol. Resolves `answer()` per request. */
-class Connection {
+export class Connection {
   private buffered = '';
   private waiting: ((line: string | Error) => void) | undefined;
   /** Why the connection ended (a peer's FIN or RST, an error), once it has. */
@@ -52,9 +52,9 @@ class Connection {
     });
   }
 
-  static open(bind: string, target: string, port: number, timeoutMs: number): Promise<Connection> {
+  static open(bind: string, target: string, port: number, timeoutMs: number, localPort?: number): Promise<Connection> {
     return new Promise((resolve, reject) => {
-      const socket = connect({ host: target, port, localAddress: bind });
+      const socket = connect({ host: target, port, localAddress: bind, ...(localPort === undefined ? {} : { localPort }) });
       const timer = setTimeout(() => {
         socket.destroy();
         reject(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' }));

@@ -1,0 +1,154 @@
+import { AgentHandle } from '../control/agent-handle.js';
+import { ApiHandle } from '../control/api-handle.js';
+import { managedPod } from '../../apiserver/pods.js';
+import { NativeNetlink } from '../../../native/lib/index.js';
+import { prepareDsrPod, prepareIpvsNode } from '../proxy/dsr-pod.js';
+import { programIpvsService, removeUnreadyEndpoint, type DrainDecision } from '../proxy/kube-router-ipvs.js';
+import type { ServiceState } from '../proxy/service.js';
+import { NetnsProcess } from '../sys/netns-process.js';
+import { applyTopology, sweepStaleNamespaces, type LiveTopology } from '../topology/apply.js';
+import { CLIENT_ADDRESS, buildClusterTopology, controlAddressFor, nodeControlAddress, nodeName, nodeUplinkAddress, podAddress, podName } from '../topology/cluster.js';
+import { makeRunPrefix } from '../topology/names.js';
+import { sleep } from './timeline.js';
+
+/**
+ * The DSR/Maglev cluster the VM scenarios share (inside the QEMU guest, real IPVS):
+ * nodes 1-3 run kube-router-style IPVS (mh + mh-fallback,mh-port, IPIP tunnel, sloppy_tcp=1)
+ * for VIP 10.96.100.1:80; pods pod-1-1, pod-1-2 (node-1), pod-2-1 (node-2), pod-3-1 (node-3)
+ * answer DSR; the client's route to the VIP is what BGP would announce (one next hop at a time
+ * here, so the lab decides which node a flow enters). node-4 is a reference: the same IPVS
+ * service, never drained, never routed to except to ask "which pod did this flow map to
+ * before the drain?".
+ */
+export const VIP = '10.96.100.1';
+export const SERVICE_PORT = 80;
+export const REAL_NODES = [1, 2, 3] as const;
+export const REFERENCE_NODE = 4;
+export const NAMESPACE = 'shop';
+const PODS: readonly (readonly [number, number])[] = [[1, 1], [1, 2], [2, 1], [3, 1]];
+
+export interface PodRef {
+  name: string;
+  ip: string;
+  node: number;
+}
+
+export const DSR_PODS: PodRef[] = PODS.map(([node, k]) => ({ name: podName(node, k), ip: podAddress(node, k), node }));
+
+export function dsrService(pods: readonly PodRef[] = DSR_PODS): ServiceState {
+  return { name: 'shop', address: VIP, ports: [{ name: 'http', protocol: 'tcp', port: SERVICE_PORT, targetPort: SERVICE_PORT }], endpoints: pods.map((pod) => ({ pod: pod.name, ip: pod.ip })) };
+}
+
+const NO_RP_FILTER = { 'net.ipv4.conf.all.rp_filter': '0', 'net.ipv4.conf.default.rp_filter': '0' };
+
+export class DsrCluster {
+  readonly processes: NetnsProcess[] = [];
+  readonly agents: AgentHandle[] = [];
+  private probeSeq = 1;
+  private readonly netlinks = new Map<number, NativeNetlink>();
+
+  private constructor(
+    readonly live: LiveTopology,
+    readonly api: ApiHandle,
+    readonly probe: NetnsProcess,
+  ) {}
+
+  static async start(withConndrain: boolean, log: (message: string) => void): Promise<DsrCluster> {
+    await sweepStaleNamespaces();
+    const topology = buildClusterTopology({
+      nodes: 4,
+      podsPerNode: { 1: 2, 2: 1, 3: 1 },
+      serviceCidrs: [`${VIP}/32`],
+      serviceNextHops: [2],
+      control: true,
+      nodeSysctls: { ...NO_RP_FILTER, 'net.ipv4.conf.all.accept_local': '1' },
+      clientSysctls: NO_RP_FILTER,
+    });
+    const live = await applyTopology(topology, makeRunPrefix());
+    const cleanup: (() => Promise<unknown>)[] = [() => live.destroy()];
+    try {
+      for (let node = 1; node <= REFERENCE_NODE; node++) {
+        const netns = live.netns(nodeName(node));
+        await prepareIpvsNode(netns, VIP, { 'net.ipv4.vs.sloppy_tcp': '1' });
+      }
+      for (const pod of DSR_PODS) await prepareDsrPod(live.netns(pod.name), VIP);
+      const servers = DSR_PODS.map((pod) => NetnsProcess.startScript(pod.name, live.netns(pod.name), '../traffic/pod-server.ts', [pod.name, '53', String(SERVICE_PORT)]));
+      cleanup.push(() => Promise.all(servers.map((server) => server.stop())));
+      const api = await ApiHandle.start(live.netns('control'), 16443, 180_000);
+      cleanup.push(() => api.stop());
+      const probe = NetnsProcess.startScript('probe', live.netns('client'), '../traffic/probe-client.ts', [CLIENT_ADDRESS, VIP, String(SERVICE_PORT)]);
+      cleanup.push(() => probe.stop());
+      const cluster = new DsrCluster(live, api, probe);
+      cluster.processes.push(...servers);
+      for (let node = 1; node <= REFERENCE_NODE; node++) await programIpvsService(cluster.ipvs(node), dsrService());
+      for (const pod of DSR_PODS) await api.call({ op: 'put', pod: managedPod({ name: pod.name, namespace: NAMESPACE, nodeName: nodeName(pod.node), ips: [pod.ip], drain: '60s' }) });
+      if (withConndrain) {
+        log('starting a conndrain agent on node-1, node-2 and node-3');
+        for (const node of REAL_NODES) {
+          cluster.agents.push(await AgentHandle.start(api, { nodeName: nodeName(node), netns: live.netns(nodeName(node)), apiAddress: controlAddressFor(node), nodeAddress: nodeControlAddress(node) }));
+        }
+        for (const agent of cluster.agents) await agent.waitReady(api, 180_000);
+      }
+      await Promise.all([...servers, probe].map((process) => process.waitFor((line) => (line as { k?: string }).k === 'ready', 120_000, 'ready line')));
+      return cluster;
+    } catch (error) {
+      for (const step of cleanup.reverse()) await step().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  ipvs(node: number): NativeNetlink {
+    let handle = this.netlinks.get(node);
+    if (handle === undefined) {
+      handle = NativeNetlink.open({ netns: this.live.netns(nodeName(node)) });
+      this.netlinks.set(node, handle);
+    }
+    return handle;
+  }
+
+  /** Points the client's route to the VIP at one node (what BGP does when a node goes or comes). */
+  async routeVipVia(node: number): Promise<void> {
+    await this.live.setRoute({ ns: 'client', to: `${VIP}/32`, via: [nodeUplinkAddress(node)], src: CLIENT_ADDRESS });
+  }
+
+  /** For each source port, the pod a new connection through `node` reaches (null: none answered). */
+  async probeVia(node: number, ports: readonly number[], timeoutMs = 3000): Promise<Map<number, string | null>> {
+    await this.routeVipVia(node);
+    const id = this.probeSeq++;
+    const answer = this.probe.waitFor((line) => (line as { k?: string; id?: number }).k === 'probe' && (line as { id?: number }).id === id, ports.length * timeoutMs + 30_000, `probe ${id}`);
+    this.probe.send(JSON.stringify({ id, ports, timeoutMs }));
+    const { results } = (await answer) as { results: { port: number; pod: string | null }[] };
+    return new Map(results.map((result) => [result.port, result.pod]));
+  }
+
+  /**
+   * The pod turns unready: the API says so (agents react), then, as kube-router would a moment
+   * later, every node removes the endpoint its own way. Returns each node's decision.
+   */
+  async makeUnready(pod: PodRef, proxyDelayMs = 500): Promise<Record<string, DrainDecision>> {
+    await this.api.call({ op: 'ready', namespace: NAMESPACE, name: pod.name, ready: false });
+    await sleep(proxyDelayMs);
+    const decisions: Record<string, DrainDecision> = {};
+    for (const node of REAL_NODES) decisions[nodeName(node)] = await removeUnreadyEndpoint(this.ipvs(node), dsrService(), pod.ip);
+    return decisions;
+  }
+
+  /** What each real node's IPVS holds for the drained pod now: its weight, or null when absent. */
+  async weightsOf(pod: PodRef): Promise<Record<string, number | null>> {
+    const weights: Record<string, number | null> = {};
+    for (const node of REAL_NODES) {
+      const destinations = await this.ipvs(node).listDestinations({ family: 4, protocol: 'tcp', address: VIP, port: SERVICE_PORT });
+      weights[nodeName(node)] = destinations.find((destination) => destination.address === pod.ip)?.weight ?? null;
+    }
+    return weights;
+  }
+
+  async stop(): Promise<void> {
+    for (const handle of this.netlinks.values()) handle.close();
+    this.netlinks.clear();
+    await Promise.all([...this.processes, this.probe].map((process) => process.stop()));
+    await Promise.all(this.agents.map((agent) => agent.stop()));
+    await this.api.stop();
+    await this.live.destroy();
+  }
+}

@@ -1,0 +1,22 @@
+import { build } from 'esbuild';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The lab scripts that run as their own processes inside namespaces. */
+export const LAB_SCRIPTS = ['traffic/pod-server.ts', 'traffic/client.ts', 'traffic/probe-client.ts', 'traffic/stream-client.ts', 'control/api-host.ts'];
+
+/**
+ * Bundles each lab script into one plain-JS ESM file in `dir` (`<name>.mjs`), so a guest can
+ * start it with plain node (see useScriptBundles). Node built-ins and packages stay external.
+ */
+export async function bundleLabScripts(dir: string): Promise<string[]> {
+  const root = fileURLToPath(new URL('../', import.meta.url));
+  const outputs: string[] = [];
+  for (const script of LAB_SCRIPTS) {
+    const name = script.split('/').pop()!.replace(/\.ts$/, '.mjs');
+    const outfile = join(dir, name);
+    await build({ entryPoints: [join(root, script)], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile, packages: 'external', logLevel: 'error' });
+    outputs.push(outfile);
+  }
+  return outputs;
+}

@@ -1,0 +1,42 @@
+/**
+ * Runs VM scenarios inside the QEMU guest (real IPVS): `guest-main.ts <scenario>...`.
+ * Each scenario runs without conndrain, then with it (when the agent command exists); every
+ * result is appended as one JSON line to $CONNDRAIN_VM_JOB/results.jsonl, which the host reads.
+ */
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { useScriptBundles } from '../sys/netns-process.js';
+import { isAgentCommandAvailable } from '../scenarios/agent-available.js';
+import { runMaglevDriftOnce } from '../scenarios/maglev-drift.js';
+import { runDsrNodeLossOnce } from '../scenarios/dsr-node-loss.js';
+
+const jobDir = process.env.CONNDRAIN_VM_JOB ?? '/tmp';
+useScriptBundles(process.env.CONNDRAIN_LAB_BUNDLES ?? jobDir);
+const results = join(jobDir, 'results.jsonl');
+const started = Date.now();
+const log = (message: string): void => {
+  process.stdout.write(`[guest +${((Date.now() - started) / 1000).toFixed(1)}s] ${message}\n`);
+};
+
+function record(line: Record<string, unknown>): void {
+  appendFileSync(results, `${JSON.stringify(line)}\n`);
+}
+
+const modes = isAgentCommandAvailable() ? [false, true] : [false];
+for (const scenario of process.argv.slice(2)) {
+  for (const withConndrain of modes) {
+    const mode = withConndrain ? 'with' : 'without';
+    log(`${scenario}: ${mode} conndrain`);
+    try {
+      const result = scenario === 'maglev-drift' ? await runMaglevDriftOnce(withConndrain, log) : scenario === 'dsr-node-loss' ? await runDsrNodeLossOnce(withConndrain, log) : undefined;
+      if (result === undefined) throw new Error(`unknown VM scenario ${scenario}`);
+      record({ scenario, mode, result });
+      log(`${scenario} ${mode}: ${JSON.stringify(result)}`);
+    } catch (error) {
+      record({ scenario, mode, error: (error as Error).stack ?? String(error) });
+      log(`${scenario} ${mode} failed: ${(error as Error).stack ?? String(error)}`);
+    }
+  }
+  if (!modes.includes(true)) record({ scenario, mode: 'with', skipped: '`conndrain agent` is not available in this checkout' });
+}
+
