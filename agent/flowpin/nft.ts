@@ -1,9 +1,14 @@
 /**
- * nftables through its JSON interface: `nft -j -f -` with one JSON batch on stdin (the whole
- * file is one netlink transaction), `nft -j list ...` read back as JSON. Never composes or
- * parses nft's CLI text. `prefix` runs nft elsewhere (tests: `ip netns exec <ns>`).
+ * nftables through its JSON interface: `nft -j -f FILE` with one JSON batch (nft runs a whole
+ * file as one netlink transaction), `nft -j list ...` read back as JSON. Never composes or
+ * parses nft's CLI text. The batch goes through a private temporary file rather than stdin:
+ * nft opens `/dev/stdin` by path, which fails (ENXIO) when stdin is the socket pair Node's
+ * child_process uses for pipes. `prefix` runs nft elsewhere (tests: `ip netns exec <ns>`).
  */
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { NFT_FAMILY, NFT_TABLE, type NftBatch } from '../../src/flowpin/nft-ruleset.js';
 
 export interface NftApi {
@@ -63,7 +68,14 @@ function hasTable(listing: unknown): boolean {
 export function createNft(options: NftOptions = {}): NftApi {
   return {
     async apply(batch) {
-      await run(options, ['-j', '-f', '-'], JSON.stringify(batch));
+      const dir = await mkdtemp(join(tmpdir(), 'conndrain-nft-'));
+      try {
+        const file = join(dir, 'batch.json');
+        await writeFile(file, JSON.stringify(batch), { mode: 0o600 });
+        await run(options, ['-j', '-f', file]);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     },
     async listTable() {
       // Ask which tables exist first (JSON), so a missing table is not told by an error text.
