@@ -55,6 +55,7 @@ function status(code: number, reason: string, message: string): JsonObject {
 
 export class FakeApiServer {
   private readonly server: Server;
+  private readonly extraServers: Server[] = [];
   private readonly pods = new Map<string, JsonObject>();
   private readonly history: HistoryEntry[] = [];
   private readonly watches = new Set<OpenWatch>();
@@ -79,21 +80,33 @@ export class FakeApiServer {
     return this.url;
   }
 
-  async close(): Promise<void> {
-    this.dropWatches();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  /**
+   * Also serves on a unix socket (same API, same state): a process in another network
+   * namespace reaches it through a relay (test/agent/relay.mjs), as no TCP address is shared.
+   */
+  async listenUnix(path: string): Promise<void> {
+    const extra = createServer((req, res) => this.handle(req, res));
+    await new Promise<void>((resolve) => extra.listen(path, resolve));
+    this.extraServers.push(extra);
   }
 
-  /** A kubeconfig for this server (plain http, a dummy token). */
-  writeKubeconfig(path: string): string {
+  async close(): Promise<void> {
+    this.dropWatches();
+    for (const s of [this.server, ...this.extraServers]) {
+      s.closeAllConnections();
+      await new Promise<void>((resolve) => s.close(() => resolve()));
+    }
+  }
+
+  /** A kubeconfig for this server (plain http, a dummy token); `url` when reached through a relay. */
+  writeKubeconfig(path: string, url = this.url): string {
     const text = [
       'apiVersion: v1',
       'kind: Config',
       'clusters:',
       '- name: stand-in',
       // client-node refuses plain http unless TLS verification is off; there is no TLS here at all.
-      `  cluster: {server: "${this.url}", insecure-skip-tls-verify: true}`,
+      `  cluster: {server: "${url}", insecure-skip-tls-verify: true}`,
       'users:',
       '- name: stand-in',
       '  user: {token: stand-in-token}',
