@@ -137,6 +137,25 @@ describe('agent image', () => {
     assert.ok(!runtime.instructions.some((i) => /build-essential|python3|\bgcc\b/.test(i.args)), 'no compiler at run time');
   });
 
+  it('has every file binding.gyp compiles in the build stage before `npm ci` runs node-gyp', () => {
+    const build = agent.find((s) => s.name === 'build');
+    assert.ok(build !== undefined);
+    const npmCi = build.instructions.find((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args));
+    assert.ok(npmCi !== undefined);
+    const before = { ...build, instructions: build.instructions.filter((i) => i.line < npmCi.line) };
+    const sources = [...bindingGyp.matchAll(/"((?:src|include)\/[^"]+)"/g)].map((m) => m[1] ?? '');
+    assert.ok(sources.length > 0, 'binding.gyp lists its sources');
+    for (const path of ['package.json', 'scripts/build.mjs', 'binding.gyp', ...sources]) {
+      assert.ok(existsSync(join(REPO_ROOT, 'native', path)), `native/${path} exists`);
+      assert.ok(produces(before, posix.join(workdirAt(build, npmCi), 'native', path)), `native/${path} is copied before npm ci`);
+    }
+    const headers = readFileSync(join(REPO_ROOT, 'native/src/addon.c'), 'utf8').match(/#include "([^"]+)"/g) ?? [];
+    for (const header of headers) {
+      const name = /"([^"]+)"/.exec(header)?.[1] ?? '';
+      assert.ok(existsSync(join(REPO_ROOT, 'native/src', name)), `native/src/${name} (included by addon.c) is under the copied native/src`);
+    }
+  });
+
   it('installs at run time every library the addon links', () => {
     const linked = [...bindingGyp.matchAll(/["']-l([\w+-]+)["']/g)].map((m) => m[1] ?? '');
     const runtimeText = runtimeOf(agent).instructions.map((i) => i.args).join('\n');
