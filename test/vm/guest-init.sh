@@ -17,7 +17,8 @@ fail() {
 }
 mount -t proc proc /proc || fail "mount /proc"
 mount -t sysfs sysfs /sys || fail "mount /sys"
-mount -t tmpfs -o mode=1777 tmpfs /tmp || fail "mount /tmp"
+# /tmp stays the overlay's (writable, backed by the tmpfs upper layer): a tmpfs mounted over it
+# would hide a checkout that lives under the host's /tmp (CI clones anywhere).
 mount -t tmpfs -o mode=0755 tmpfs /run || fail "mount /run"
 mkdir -p /dev/pts /dev/shm /run/netns
 mount -t devpts devpts /dev/pts
