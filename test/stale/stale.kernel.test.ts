@@ -33,7 +33,7 @@ const rules: DnatRule[] = [
 ];
 
 function stale(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'test/stale/cli-harness.ts', 'conntrack', 'stale', '--netns', node.node, '--endpoints', endpoints, ...args], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'conntrack', 'stale', '--netns', node.node, '--endpoints', endpoints, ...args], { encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
