@@ -2,7 +2,8 @@ import { AgentHandle } from '../control/agent-handle.js';
 import { ApiHandle } from '../control/api-handle.js';
 import { managedPod } from '../../apiserver/pods.js';
 import { NativeNetlink } from '../../../native/lib/index.js';
-import { prepareDsrPod, prepareIpvsNode } from '../proxy/dsr-pod.js';
+import { dsrPodSteps, ipvsNodeSteps } from '../proxy/dsr-pod.js';
+import { runSteps, type ScriptStep } from '../sys/script.js';
 import { programIpvsService, removeUnreadyEndpoint, type DrainDecision } from '../proxy/kube-router-ipvs.js';
 import type { ServiceState } from '../proxy/service.js';
 import { NetnsProcess } from '../sys/netns-process.js';
@@ -64,17 +65,20 @@ export class DsrCluster {
       nodeSysctls: { ...NO_RP_FILTER, 'net.ipv4.conf.all.accept_local': '1' },
       clientSysctls: NO_RP_FILTER,
     });
+    log(`cluster: creating ${topology.namespaces.length} namespaces, ${topology.links.length} veth pairs`);
     const live = await applyTopology(topology, makeRunPrefix());
+    log('cluster: topology up; preparing IPVS nodes and DSR pods');
     const cleanup: (() => Promise<unknown>)[] = [() => live.destroy()];
     try {
-      for (let node = 1; node <= REFERENCE_NODE; node++) {
-        const netns = live.netns(nodeName(node));
-        await prepareIpvsNode(netns, VIP, { 'net.ipv4.vs.sloppy_tcp': '1' });
-      }
-      for (const pod of DSR_PODS) await prepareDsrPod(live.netns(pod.name), VIP);
+      const steps: ScriptStep[] = [];
+      for (let node = 1; node <= REFERENCE_NODE; node++) steps.push(...ipvsNodeSteps(live.netns(nodeName(node)), VIP, { 'net.ipv4.vs.sloppy_tcp': '1' }));
+      for (const pod of DSR_PODS) steps.push(...dsrPodSteps(live.netns(pod.name), VIP));
+      await runSteps(steps);
       const servers = DSR_PODS.map((pod) => NetnsProcess.startScript(pod.name, live.netns(pod.name), '../traffic/pod-server.ts', [pod.name, '53', String(SERVICE_PORT)]));
       cleanup.push(() => Promise.all(servers.map((server) => server.stop())));
+      log('cluster: pods starting; starting the API stand-in');
       const api = await ApiHandle.start(live.netns('control'), 16443, 180_000);
+      log('cluster: API stand-in up; programming IPVS on 4 nodes');
       cleanup.push(() => api.stop());
       const probe = NetnsProcess.startScript('probe', live.netns('client'), '../traffic/probe-client.ts', [CLIENT_ADDRESS, VIP, String(SERVICE_PORT)]);
       cleanup.push(() => probe.stop());
@@ -90,6 +94,7 @@ export class DsrCluster {
         for (const agent of cluster.agents) await agent.waitReady(api, 180_000);
       }
       await Promise.all([...servers, probe].map((process) => process.waitFor((line) => (line as { k?: string }).k === 'ready', 120_000, 'ready line')));
+      log('cluster: ready');
       return cluster;
     } catch (error) {
       for (const step of cleanup.reverse()) await step().catch(() => undefined);

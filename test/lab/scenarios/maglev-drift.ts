@@ -22,7 +22,7 @@ export interface MaglevDriftRun {
   weightsDuringDrain: Record<string, number | null>;
 }
 
-const SAMPLE_PORTS = Array.from({ length: 64 }, (_, index) => 40000 + index);
+const SAMPLE_PORTS = Array.from({ length: 160 }, (_, index) => 40000 + index);
 
 /**
  * A pod drains while node-2 carries a flow to it: kube-router keeps it at weight 0 on node-2

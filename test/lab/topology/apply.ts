@@ -1,5 +1,6 @@
 import { isAlive, run, tryRun } from '../sys/exec.js';
 import { ownerPidOf } from './names.js';
+import { runSteps, type ScriptStep } from '../sys/script.js';
 import type { LinkEnd, RouteSpec, Topology } from './types.js';
 
 /** A built topology: logical name -> real netns name, and how to take it down. */
@@ -42,10 +43,28 @@ function routeArgs(route: RouteSpec): string[] {
   return args;
 }
 
-async function configureEnd(netns: string, end: LinkEnd): Promise<void> {
-  for (const address of end.addresses) await run('ip', ['-n', netns, 'addr', 'add', address, 'dev', end.ifname]);
-  if (end.proxyArp === true) await run('ip', ['netns', 'exec', netns, 'sysctl', '-qw', `net.ipv4.conf.${end.ifname}.proxy_arp=1`]);
-  await run('ip', ['-n', netns, 'link', 'set', end.ifname, 'up']);
+function configureEnd(netns: string, end: LinkEnd): ScriptStep[] {
+  const steps: ScriptStep[] = end.addresses.map((address) => ['ip', '-n', netns, 'addr', 'add', address, 'dev', end.ifname]);
+  if (end.proxyArp === true) steps.push(['ip', 'netns', 'exec', netns, 'sysctl', '-qw', `net.ipv4.conf.${end.ifname}.proxy_arp=1`]);
+  steps.push(['ip', '-n', netns, 'link', 'set', end.ifname, 'up']);
+  return steps;
+}
+
+/** Every command that builds the topology, in order (namespaces, sysctls, links, routes). */
+export function topologySteps(spec: Topology, netns: (logical: string) => string): ScriptStep[] {
+  const steps: ScriptStep[] = [];
+  for (const ns of spec.namespaces) {
+    const name = netns(ns.name);
+    steps.push(['ip', 'netns', 'add', name], ['ip', '-n', name, 'link', 'set', 'lo', 'up']);
+    for (const address of ns.loopbackAddresses ?? []) steps.push(['ip', '-n', name, 'addr', 'add', address, 'dev', 'lo']);
+    for (const [key, value] of Object.entries(ns.sysctls ?? {})) steps.push(['ip', 'netns', 'exec', name, 'sysctl', '-qw', `${key}=${value}`]);
+  }
+  for (const link of spec.links) {
+    steps.push(['ip', '-n', netns(link.a.ns), 'link', 'add', link.a.ifname, 'type', 'veth', 'peer', 'name', link.b.ifname, 'netns', netns(link.b.ns)]);
+    steps.push(...configureEnd(netns(link.a.ns), link.a), ...configureEnd(netns(link.b.ns), link.b));
+  }
+  for (const route of spec.routes) steps.push(['ip', '-n', netns(route.ns), ...routeArgs(route)]);
+  return steps;
 }
 
 /** Builds the topology. On any failure it removes what it created and rethrows. */
@@ -70,22 +89,9 @@ export async function applyTopology(spec: Topology, prefix: string): Promise<Liv
     },
   };
   try {
-    for (const ns of spec.namespaces) {
-      const name = netns(ns.name);
-      await run('ip', ['netns', 'add', name]);
-      created.push(name);
-      await run('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
-      for (const address of ns.loopbackAddresses ?? []) await run('ip', ['-n', name, 'addr', 'add', address, 'dev', 'lo']);
-      for (const [key, value] of Object.entries(ns.sysctls ?? {})) {
-        await run('ip', ['netns', 'exec', name, 'sysctl', '-qw', `${key}=${value}`]);
-      }
-    }
-    for (const link of spec.links) {
-      await run('ip', ['-n', netns(link.a.ns), 'link', 'add', link.a.ifname, 'type', 'veth', 'peer', 'name', link.b.ifname, 'netns', netns(link.b.ns)]);
-      await configureEnd(netns(link.a.ns), link.a);
-      await configureEnd(netns(link.b.ns), link.b);
-    }
-    for (const route of spec.routes) await live.setRoute(route);
+    // namespaces are recorded first so a failure half-way still removes every one of them
+    created.push(...spec.namespaces.map((ns) => netns(ns.name)));
+    await runSteps(topologySteps(spec, netns));
     return live;
   } catch (error) {
     await live.destroy();
