@@ -1,6 +1,131 @@
-import type { Command } from 'commander';
+/**
+ * `conndrain ipvs list|weight`: the node's IPVS virtual services and real servers, over the
+ * netlink-native addon (loaded lazily inside the actions: the webhook image has no addon).
+ */
+import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
+import type { IpvsDestination, IpvsDestinationKey, IpvsService, IpvsServiceKey, NetlinkError } from '../native/lib/types.js';
+import { formatDestinationKey, formatServiceKey, parseDestinationKey, parseServiceKey } from '../native/lib/ipvs-keys.js';
+import { CliExit } from './exit.js';
 
-/** Placeholder until this area's commands land. */
-export function registerIpvsCommands(_program: Command): void {
-  // commands are registered here
+type NativeModule = typeof import('../native/lib/index.js');
+type Netlink = import('../native/lib/index.js').NativeNetlink;
+
+export interface ServiceWithDestinations extends IpvsService {
+  destinations: IpvsDestination[];
+}
+
+function parseService(text: string): IpvsServiceKey {
+  const key = parseServiceKey(text);
+  if (key === undefined) throw new InvalidArgumentError('expected PROTO:ADDRESS:PORT (tcp:10.96.0.10:80, udp:[fd00::a]:53) or fwmark:N / fwmark6:N');
+  return key;
+}
+
+function parseDestination(text: string): IpvsDestinationKey {
+  const key = parseDestinationKey(text);
+  if (key === undefined) throw new InvalidArgumentError('expected ADDRESS:PORT (10.244.1.5:8080, [fd00::5]:80)');
+  return key;
+}
+
+function parseWeight(text: string): number {
+  const weight = Number(text);
+  if (!/^\d+$/.test(text) || weight > 0x7fffffff) throw new InvalidArgumentError('expected an integer weight 0..2147483647');
+  return weight;
+}
+
+function failure(command: string, error: unknown): CliExit {
+  const code = (error as Partial<NetlinkError>).code;
+  return new CliExit(code === 'EINVAL' ? 2 : 1, `conndrain ipvs ${command}: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+async function openIn(command: string, netns: string | undefined): Promise<Netlink> {
+  let native: NativeModule;
+  try {
+    native = await import('../native/lib/index.js');
+  } catch (error) {
+    throw new CliExit(1, `netlink-native could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  try {
+    return native.openNetlink(netns === undefined ? {} : { netns });
+  } catch (error) {
+    throw failure(command, error);
+  }
+}
+
+export function formatDestination(d: IpvsDestination): string {
+  const forwarding = d.forwarding === 'tunnel'
+    ? `tunnel(${d.tunnelType}${d.tunnelPort !== 0 ? ` port ${d.tunnelPort}` : ''}${d.tunnelFlags !== 0 ? ` flags 0x${d.tunnelFlags.toString(16)}` : ''})`
+    : d.forwarding;
+  const thresholds = d.upperThreshold !== 0 || d.lowerThreshold !== 0 ? `  thresholds ${d.lowerThreshold}..${d.upperThreshold}` : '';
+  return `  -> ${formatDestinationKey(d)}  ${forwarding}  weight ${d.weight}  active ${d.activeConnections}  inactive ${d.inactiveConnections}  persistent ${d.persistentConnections}${thresholds}`;
+}
+
+export function formatService(s: ServiceWithDestinations): string {
+  const persistence = (s.flags & 0x1) !== 0 ? `  timeout ${s.timeout}s` : '';
+  const lines = [`${formatServiceKey(s.key)}  ${s.scheduler}  [${s.flagNames.join(',')}]${persistence}`];
+  for (const d of s.destinations) lines.push(formatDestination(d));
+  return lines.join('\n');
+}
+
+async function runList(flags: { json?: boolean; netns?: string; service?: IpvsServiceKey }): Promise<void> {
+  const netlink = await openIn('list', flags.netns);
+  try {
+    const services = flags.service === undefined
+      ? await netlink.listServices()
+      : (await netlink.listServices()).filter((s) => formatServiceKey(s.key) === formatServiceKey(flags.service as IpvsServiceKey));
+    if (flags.service !== undefined && services.length === 0) throw new CliExit(1, `conndrain ipvs list: no such virtual service ${formatServiceKey(flags.service)}`);
+    const full: ServiceWithDestinations[] = [];
+    for (const service of services) full.push({ ...service, destinations: await netlink.listDestinations(service.key) });
+    if (flags.json === true) process.stdout.write(`${JSON.stringify(full, null, 2)}\n`);
+    else process.stdout.write(full.length === 0 ? 'no IPVS virtual services\n' : `${full.map(formatService).join('\n')}\n`);
+  } catch (error) {
+    throw error instanceof CliExit ? error : failure('list', error);
+  } finally {
+    netlink.close();
+  }
+}
+
+async function runWeight(service: IpvsServiceKey, dest: IpvsDestinationKey, weight: number, flags: { netns?: string; json?: boolean }): Promise<void> {
+  const netlink = await openIn('weight', flags.netns);
+  try {
+    const find = async (): Promise<IpvsDestination | undefined> =>
+      (await netlink.listDestinations(service)).find((d) => formatDestinationKey(d) === formatDestinationKey(dest));
+    const before = await find();
+    await netlink.setDestinationWeight(service, dest, weight);
+    const after = await find();
+    if (flags.json === true) {
+      process.stdout.write(`${JSON.stringify({ service, destination: dest, before, after }, null, 2)}\n`);
+    } else {
+      process.stdout.write(`${formatServiceKey(service)} -> ${formatDestinationKey(dest)}: weight ${String(before?.weight)} -> ${String(after?.weight)} (forwarding ${String(after?.forwarding)} kept)\n`);
+    }
+  } catch (error) {
+    throw failure('weight', error);
+  } finally {
+    netlink.close();
+  }
+}
+
+export function registerIpvsCommands(program: Command): void {
+  const ipvs = program
+    .command('ipvs')
+    .description("the node's IPVS virtual services and real servers (generic netlink, no ipvsadm)");
+
+  ipvs
+    .command('list')
+    .description('list virtual services (address/port and fwmark, IPv4 and IPv6) with their real servers')
+    .addOption(new Option('--service <service>', 'only this service (tcp:10.96.0.10:80, fwmark:42)').argParser(parseService))
+    .addOption(new Option('--json', 'machine-readable output'))
+    .addOption(new Option('--netns <name>', 'network namespace under /var/run/netns (this one when absent)'))
+    .addHelpText('after', '\nExample:\n  conndrain ipvs list --json\n  conndrain ipvs list --service tcp:10.96.0.10:80')
+    .action(async (flags: { json?: boolean; netns?: string; service?: IpvsServiceKey }) => runList(flags));
+
+  ipvs
+    .command('weight')
+    .description('set one real server\'s weight, keeping its forwarding method, thresholds and tunnel settings (read-modify-write)')
+    .addArgument(new Argument('<service>', 'PROTO:ADDRESS:PORT (tcp:10.96.0.10:80, udp:[fd00::a]:53) or fwmark:N / fwmark6:N').argParser(parseService))
+    .addArgument(new Argument('<destination>', 'ADDRESS:PORT of the real server (10.244.1.5:8080)').argParser(parseDestination))
+    .addArgument(new Argument('<weight>', 'new weight, 0 stops new connections (in mh/sh the server keeps its lookup slots)').argParser(parseWeight))
+    .addOption(new Option('--json', 'machine-readable output (the destination before and after)'))
+    .addOption(new Option('--netns <name>', 'network namespace under /var/run/netns (this one when absent)'))
+    .addHelpText('after', '\nExample (drain one real server of a service):\n  conndrain ipvs weight tcp:10.96.0.10:80 10.244.1.5:8080 0')
+    .action(async (service: IpvsServiceKey, dest: IpvsDestinationKey, weight: number, flags: { netns?: string; json?: boolean }) => runWeight(service, dest, weight, flags));
 }

@@ -17,7 +17,7 @@ export default async function* guestReporter(source) {
       stack.length = event.data.nesting + 1;
     } else if (event.type === 'test:diagnostic' && event.data.nesting > 0) {
       // t.diagnostic() inside a test (nesting 0 carries the runner's summary lines)
-      yield `${JSON.stringify({ diagnostic: event.data.message, nesting: event.data.nesting, path: stack.slice(0, event.data.nesting) })}\n`;
+      yield `${JSON.stringify({ diagnostic: event.data.message, nesting: event.data.nesting, path: stack.slice(0, event.data.nesting + 1) })}\n`;
     } else if (event.type === 'test:pass' || event.type === 'test:fail') {
       const { data } = event;
       const path = [...stack.slice(0, data.nesting), data.name];

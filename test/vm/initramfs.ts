@@ -91,7 +91,8 @@ export function ensureInitramfs(tools: GuestTools): string {
 
   mkdirSync(cacheDir, { recursive: true });
   for (const old of readdirSync(cacheDir)) {
-    if (old.startsWith('initramfs-') && old.endsWith('.cpio') && statSync(join(cacheDir, old)).isFile()) unlinkSync(join(cacheDir, old));
+    // Another process may be building the same target right now: only other digests go.
+    if (old.startsWith('initramfs-') && old.endsWith('.cpio') && join(cacheDir, old) !== target && statSync(join(cacheDir, old)).isFile()) unlinkSync(join(cacheDir, old));
   }
   const temporary = `${target}.${process.pid}.tmp`;
   writeFileSync(temporary, buildCpio(entries));
