@@ -119,36 +119,32 @@ export class MemoryConntrack implements ConntrackApi {
   }
 
   private deleteNow(options: DeleteConntrackOptions): DeleteConntrackResult {
-    {
-      const checked = checkDeleteOptions('deleteConntrack', options);
-      const started = performance.now();
-      const result: DeleteConntrackResult = { scanned: 0, matched: 0, deleted: 0, alreadyGone: 0, failed: 0, ms: 0 };
-      if (checked.addresses.length === 0) return result;
-      const matches = compileFilter(checked);
-      for (const entry of [...this.table.values()]) {
-        result.scanned++;
-        if (!matches(entry)) continue;
-        result.matched++;
-        if (checked.dryRun) continue;
-        if (this.expire(entry.id)) result.deleted++;
-        else result.alreadyGone++;
-      }
-      result.ms = performance.now() - started;
-      return result;
+    const checked = checkDeleteOptions('deleteConntrack', options);
+    const started = performance.now();
+    const result: DeleteConntrackResult = { scanned: 0, matched: 0, deleted: 0, alreadyGone: 0, failed: 0, ms: 0 };
+    if (checked.addresses.length === 0) return result;
+    const matches = compileFilter(checked);
+    for (const entry of [...this.table.values()]) {
+      result.scanned++;
+      if (!matches(entry)) continue;
+      result.matched++;
+      if (checked.dryRun) continue;
+      if (this.expire(entry.id)) result.deleted++;
+      else result.alreadyGone++;
     }
+    result.ms = performance.now() - started;
+    return result;
   }
 
   private listNow(options?: ListConntrackOptions): ConntrackEntry[] {
-    {
-      const checked = checkListOptions('listConntrack', options);
-      const matches = compileFilter(checked);
-      const out: ConntrackEntry[] = [];
-      for (const entry of this.table.values()) {
-        if (checked.limit !== undefined && out.length >= checked.limit) break;
-        if (matches(entry)) out.push(structuredClone(entry));
-      }
-      return out;
+    const checked = checkListOptions('listConntrack', options);
+    const matches = compileFilter(checked);
+    const out: ConntrackEntry[] = [];
+    for (const entry of this.table.values()) {
+      if (checked.limit !== undefined && out.length >= checked.limit) break;
+      if (matches(entry)) out.push(structuredClone(entry));
     }
+    return out;
   }
 
   conntrackStats(): Promise<ConntrackStats> {
