@@ -97,3 +97,19 @@ export async function reportGuestTests(t: TestContext, tests: readonly GuestTest
     });
   }
 }
+
+/**
+ * The whole host side of a guest test file in one call: boots one guest for `files`, forwards
+ * guest diagnostics, reports each guest test as a subtest of `t`, and fails `t` with the
+ * guest's output when the run itself went wrong (boot failure, timeout, crash, exit != 0).
+ */
+export async function runAndReportGuestTests(t: TestContext, files: readonly string[], options: Omit<GuestRunOptions, 'command'> = {}): Promise<GuestTestRun> {
+  const result = await runGuestTests(files, options);
+  t.diagnostic(`guest: ${result.run.accel}, round trip ${(result.run.ms / 1000).toFixed(1)} s, ${result.tests.length} results from ${files.join(', ')}`);
+  for (const line of result.diagnostics) t.diagnostic(line);
+  await reportGuestTests(t, result.tests);
+  const problem = describeRunProblem(result);
+  if (problem !== undefined) throw new Error(problem);
+  if (result.run.exitCode !== 0) throw new Error(`guest test run exited ${String(result.run.exitCode)}:\n${tail(result.run.output, 80)}`);
+  return result;
+}
