@@ -82,7 +82,9 @@ int ipvs_get_service(struct nl_sock *s, const struct ipvs_service_key *key, stru
 /* The destinations of one service; -ESRCH when the service does not exist. */
 int ipvs_list_dests(struct nl_sock *s, const struct ipvs_service_key *key, struct ipvs_dest_list *out);
 /* Read-modify-write: reads the destination and sends IPVS_CMD_SET_DEST with every field it
- * has (forwarding, thresholds, tunnel type/port/flags) and the new weight. -ESRCH, -ENOENT. */
+ * has (forwarding, thresholds, tunnel type/port/flags) and the new weight. -ESRCH, -ENOENT.
+ * Not atomic against other writers (the kernel has no compare-and-set): a field another
+ * writer changes between the read and the write is overwritten, as with `ipvsadm -e`. */
 int ipvs_set_dest_weight(struct nl_sock *s, const struct ipvs_service_key *key, const struct ipvs_dest *dest_key,
 			 uint32_t weight);
 int ipvs_add_dest(struct nl_sock *s, const struct ipvs_service_key *key, const struct ipvs_dest *dest);
