@@ -56,7 +56,7 @@ function stepPoints(series: LineSeries, step: number): (readonly [number, number
 function drawPanel(canvas: Canvas, top: number, height: number, panel: Panel): void {
   const left = 90;
   const right = canvas.width - 30;
-  const plotTop = top + 36;
+  const plotTop = top + 62;
   const plotBottom = top + height - 56;
   const xs = panel.series.flatMap((series) => series.x.concat(series.x.map((x) => x + (series.step ?? 0)))).concat(panel.markers.map((marker) => marker.x));
   const ys = panel.series.flatMap((series) => series.y);
@@ -93,11 +93,10 @@ function drawPanel(canvas: Canvas, top: number, height: number, panel: Panel): v
       canvas.line(px(x0), py(y0), px(x1), py(y1), series.color, 3);
     }
   }
-  let legendX = right;
-  for (const series of [...panel.series].reverse()) {
-    const width = canvas.text(legendX, top + 8, series.label, series.color, 2, 'right');
-    canvas.fillRect(legendX - width - 30, top + 13, 22, 4, series.color);
-    legendX -= width + 50;
+  let legendX = left + 30;
+  for (const series of panel.series) {
+    canvas.fillRect(legendX - 28, top + 35, 22, 4, series.color);
+    legendX += canvas.text(legendX, top + 30, series.label, series.color, 2) + 60;
   }
 }
 

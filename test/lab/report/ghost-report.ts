@@ -68,7 +68,7 @@ export function renderGhostChart(result: GhostResult): Canvas {
   ];
   return renderChart({
     title: 'Ghost conntrack after a scale-down',
-    subtitle: 'client -> ClusterIP -> 2 pods (kube-proxy nft DNAT); pod-1-2 deleted at t=0; 250 ms buckets',
+    subtitle: 'ClusterIP, 2 pods, kube-proxy nft DNAT; pod-1-2 deleted at t=0; 250 ms buckets',
     panels: [
       { title: 'UDP (DNS-like) queries answered per 250 ms', xLabel: 'seconds since the pod was deleted', series: series('udp'), markers },
       { title: 'TCP stream requests answered per 250 ms', xLabel: 'seconds since the pod was deleted', series: series('tcp'), markers },

@@ -1,4 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Canvas } from '../chart/canvas.js';
@@ -24,11 +25,12 @@ export async function writeScenarioResults(dir: string, report: ScenarioReport):
   const base = join(dir, report.scenario);
   const written = [`${base}.json`, `${base}.md`];
   const when = new Date().toISOString();
+  const load = loadavg()[0] ?? 0;
   await writeFile(`${base}.json`, `${JSON.stringify({ scenario: report.scenario, measuredAt: when, command: report.command, result: report.result }, null, 2)}\n`);
   const markdown = [
     `# Lab scenario \`${report.scenario}\``,
     '',
-    `Measured ${when} with \`${report.command}\`.`,
+    `Measured ${when} with \`${report.command}\` (kernel ${release()}, ${cpus().length} CPUs, load average ${load.toFixed(1)} when it finished${load > cpus().length ? ': other jobs shared the machine, timings are pessimistic' : ''}).`,
     '',
     report.table,
     '',

@@ -103,8 +103,9 @@ export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> 
     const end = t0 + timing.windowMs;
     while (nowMs() < end) {
       await sleep(250);
+      const readAt = nowMs() - t0; // the counter is read after this: any packet it counts was sent before
       const now = (await readObserver(node, [VICTIM.ip])).get(VICTIM.ip) ?? 0;
-      if (now > counted) lastDeadPacketMs = nowMs() - t0;
+      if (now > counted) lastDeadPacketMs = readAt;
       counted = now;
     }
     await client.stop();
