@@ -9,6 +9,9 @@
 /* Without progress for this many rounds in a row (each already at one message per send) the
  * remaining messages are reported as failed with ENOBUFS instead of looping forever. */
 #define NL_BATCH_MAX_STALLED_ROUNDS 64
+/* One sendmsg stays well under the default socket send buffer (netlink_sendmsg refuses
+ * messages longer than sk_sndbuf - 32 with EMSGSIZE). */
+#define NL_BATCH_MAX_BYTES (96 * 1024)
 
 void nl_batch_init(struct nl_batch *b)
 {
@@ -70,18 +73,24 @@ static const struct nlmsghdr *msg_at(const struct nl_batch *b, size_t i)
 	return (const struct nlmsghdr *)(b->msgs.data + b->offs[i]);
 }
 
-/* Sends the messages pending[from..from+n) in one sendmsg and reads every ACK queued for them.
- * Sets *overrun when the kernel dropped some. */
-static int send_chunk(struct nl_sock *s, struct nl_batch *b, size_t from, size_t n, int resent,
+/* Sends up to *n messages pending[from..] in one sendmsg (fewer when they would exceed
+ * NL_BATCH_MAX_BYTES; *n is updated) and reads every ACK queued for them. Sets *overrun when
+ * the kernel dropped some. */
+static int send_chunk(struct nl_sock *s, struct nl_batch *b, size_t from, size_t *count, int resent,
 		      nl_batch_ack_cb cb, void *ctx, int *overrun, struct nl_batch_diag *diag)
 {
 	uint32_t base = s->seq + 1;
+	size_t n = *count;
 	int err;
 
 	nl_buf_reset(&b->scratch);
 	for (size_t j = 0; j < n; j++) {
 		const struct nlmsghdr *h = msg_at(b, b->pending[from + j]);
 		size_t off = b->scratch.len;
+		if (j > 0 && off + NLMSG_ALIGN(h->nlmsg_len) > NL_BATCH_MAX_BYTES) {
+			n = *count = j;
+			break;
+		}
 		nl_put(&b->scratch, h, h->nlmsg_len);
 		if (b->scratch.failed)
 			return -ENOMEM;
@@ -143,9 +152,10 @@ int nl_batch_flush(struct nl_sock *s, struct nl_batch *b, size_t chunk, nl_batch
 		size_t before = npending;
 		size_t still = 0;
 
-		for (size_t from = 0; from < npending && !err; from += chunk) {
+		for (size_t from = 0; from < npending && !err;) {
 			size_t n = npending - from < chunk ? npending - from : chunk;
-			err = send_chunk(s, b, from, n, resent, cb, ctx, &overrun, diag);
+			err = send_chunk(s, b, from, &n, resent, cb, ctx, &overrun, diag);
+			from += n;
 		}
 		for (size_t i = 0; i < npending; i++)
 			if (!b->known[b->pending[i]])

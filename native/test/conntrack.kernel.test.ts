@@ -112,6 +112,30 @@ describe('conntrack on the kernel', { skip }, () => {
     }
   });
 
+  it('two handles deleting the same entries at once: each entry deleted once, the other side counts ENOENT as already gone', async () => {
+    const t = await kernelTarget({ deleteBatch: 4096 });
+    const other = openNetlink({ netns: t.ns, deleteBatch: 8 });
+    try {
+      await t.fill([
+        { protocol: 'udp', origSrc: '10.0.0.1', srcCount: 1000, origDst: '10.96.0.10', dstPort: 53, replySrc: POD.v4, count: 6000 },
+        { protocol: 'udp', origSrc: 'fd00:10::1', srcCount: 1000, origDst: 'fd00:96::10', dstPort: 53, replySrc: POD.v6, count: 2000 },
+        { protocol: 'udp', origSrc: '10.9.0.1', srcCount: 100, origDst: '10.96.0.10', dstPort: 53, replySrc: '10.244.7.7', count: 500 },
+      ]);
+      assert.equal((await t.api.conntrackStats()).count, 8500);
+      const options = { addresses: [POD.v4, POD.v6], match: ['replySrc' as const] };
+      const [a, b] = await Promise.all([t.api.deleteConntrack(options), other.deleteConntrack(options)]);
+      assert.equal(a.deleted + b.deleted, 8000, `each entry deleted exactly once: ${JSON.stringify([a, b])}`);
+      assert.equal(a.deleted + b.deleted + a.alreadyGone + b.alreadyGone, a.matched + b.matched);
+      assert.equal(a.failed + b.failed, 0);
+      assert.ok(a.alreadyGone + b.alreadyGone > 0, 'the dumps overlapped: some deletes found the entry gone (ENOENT)');
+      assert.ok((t.api.lastDelete?.sends ?? 0) >= 2, 'a 4096-entry batch is split to fit one sendmsg');
+      assert.equal((await t.api.conntrackStats()).count, 500);
+    } finally {
+      other.close();
+      await t.close();
+    }
+  });
+
   it('serializes concurrent calls on one handle and rejects calls after close', async () => {
     const t = await kernelTarget();
     try {
