@@ -42,3 +42,17 @@ test('IPVS absent from the kernel: every IPVS call rejects with EIPVSUNAVAILABLE
     netlink.close();
   }
 });
+
+test('conndrain ipvs list without IPVS: exit 1 and the readable message', async (t) => {
+  const netlink = openNetlink();
+  const available = await netlink.listServices().then(() => true, () => false);
+  netlink.close();
+  if (available) {
+    t.skip('this kernel has IPVS');
+    return;
+  }
+  const { spawnSync } = await import('node:child_process');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'ipvs', 'list'], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname });
+  assert.equal(run.status, 1, run.stderr);
+  assert.equal(run.stderr.trim(), 'conndrain ipvs list: listServices: IPVS is not available (is the ip_vs module loaded?)');
+});
