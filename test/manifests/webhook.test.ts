@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { WEBHOOK_OPTIONS } from '../../src/config/webhook.js';
 import { NAMESPACE_INJECT_LABEL, NAMESPACE_INJECT_VALUE, SYSTEM_NAMESPACE } from '../../src/contract.js';
 import { parseArgs, stringOption } from './cli-args.js';
-import { deployment, onlyContainer, podSpecOf, service, WEBHOOK_CERTIFICATE, WEBHOOK_CONFIGURATION, WEBHOOK_DEPLOYMENT, WEBHOOK_SERVICE, webhookConfiguration } from './objects.js';
+import { deployment, onlyContainer, podSpecOf, resolvePort, service, WEBHOOK_CERTIFICATE, WEBHOOK_CONFIGURATION, WEBHOOK_DEPLOYMENT, WEBHOOK_SERVICE, webhookConfiguration } from './objects.js';
 import { checkPodSecurity } from './pod-security.js';
 import { KUBECTL_MISSING, pick, renderAll } from './render.js';
 
@@ -98,6 +98,18 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
         assert.equal(ca?.isCA, true);
         const bootstrap = pick(objects, 'Issuer', ca?.issuerRef.name ?? '').spec as { selfSigned?: object };
         assert.ok(bootstrap.selfSigned !== undefined, 'the CA is signed by the self-signed bootstrap issuer');
+      });
+
+      const policies = objects.filter((o) => o.kind === 'NetworkPolicy') as unknown as { spec: { podSelector: { matchLabels?: Record<string, string> }; policyTypes: string[]; ingress?: { from?: unknown[]; ports?: { port: number | string }[] }[]; egress?: unknown[] } }[];
+      if (policies.length > 0) it('is reachable on its port only and reaches nothing (NetworkPolicy)', () => {
+        const labels = workload.spec?.template.metadata?.labels ?? {};
+        const selecting = policies.filter((p) => Object.entries(p.spec.podSelector.matchLabels ?? {}).every(([k, v]) => labels[k] === v));
+        assert.equal(selecting.length, 1);
+        const policy = selecting[0];
+        assert.deepEqual([...(policy?.spec.policyTypes ?? [])].sort(), ['Egress', 'Ingress']);
+        assert.deepEqual(policy?.spec.egress, []);
+        const ports = (policy?.spec.ingress ?? []).flatMap((rule) => (rule.ports ?? []).map((p) => resolvePort(container, p.port)));
+        assert.deepEqual(ports, [Number(args.flags.get('port') ?? WEBHOOK_OPTIONS.port.default)]);
       });
 
       describe('MutatingWebhookConfiguration', () => {
