@@ -33,8 +33,12 @@ export interface Classification {
   scanned: number;
   counts: Record<EntryVerdict, number>;
   stale: StaleEntry[];
-  /** Reply-source addresses of non-stale DNAT'ed or direct entries: they forbid an address-wide delete. */
-  busyTargets: Set<string>;
+  /**
+   * Reply-source address -> protocols of the non-stale entries (owned, a live pod's, or not
+   * NAT'ed) that have it: they forbid an address-wide delete of that address and protocol.
+   * Keyed by the kernel's text (canonical already), so the hot loop allocates nothing.
+   */
+  busyTargets: Map<string, Set<string>>;
 }
 
 /**
@@ -49,17 +53,19 @@ export function classifyEntries(
 ): Classification {
   const counts: Record<EntryVerdict, number> = { 'not-nat': 0, owned: 0, 'pod-ip': 0, stale: 0 };
   const stale: StaleEntry[] = [];
-  const busyTargets = new Set<string>();
+  const busyTargets = new Map<string, Set<string>>();
   let scanned = 0;
   for (const entry of entries) {
     scanned++;
     const verdict = classifyEntry(entry, ownership, podIps);
     counts[verdict]++;
-    const target = normalizeAddress(entry.reply.src);
     if (verdict !== 'stale') {
-      busyTargets.add(`${entry.protocol}|${target}`);
+      const protocols = busyTargets.get(entry.reply.src);
+      if (protocols === undefined) busyTargets.set(entry.reply.src, new Set([entry.protocol]));
+      else if (!protocols.has(entry.protocol)) protocols.add(entry.protocol);
       continue;
     }
+    const target = normalizeAddress(entry.reply.src);
     stale.push({
       key: entryKey(entry),
       protocol: entry.protocol,
@@ -80,6 +86,11 @@ export function classifyEntry(entry: ConntrackEntryView, ownership: OwnershipInd
   if (ownership.owns(entry.protocol, entry.reply.src, entry.reply.srcPort)) return 'owned';
   if (podIps.has(normalizeAddress(entry.reply.src))) return 'pod-ip';
   return 'stale';
+}
+
+/** Whether a non-stale entry of this protocol has this reply-source address. */
+export function isBusy(classification: Classification, protocol: string, address: string): boolean {
+  return classification.busyTargets.get(address)?.has(protocol) === true;
 }
 
 /** Groups stale entries by service (original destination address:port and protocol), largest group first. */

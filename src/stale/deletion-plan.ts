@@ -1,4 +1,4 @@
-import type { Classification, StaleEntry } from './classify.js';
+import { isBusy, type Classification, type StaleEntry } from './classify.js';
 import type { OwnershipIndex } from './ownership.js';
 
 /**
@@ -51,10 +51,10 @@ export function planDeletion(classification: Classification, ownership: Ownershi
   const addressesByProtocol = new Map<string, string[]>();
   const covered: StaleEntry[] = [];
   const blocked: DeletionPlan['blocked'] = [];
-  for (const [id, entries] of byTarget) {
+  for (const entries of byTarget.values()) {
     const first = entries[0];
     if (first === undefined) continue;
-    const reason = blockReason(id, first, entries, classification, ownership, deletable);
+    const reason = blockReason(first, entries, classification, ownership, deletable);
     if (reason !== undefined) {
       for (const entry of entries) blocked.push({ entry, reason });
       continue;
@@ -69,7 +69,6 @@ export function planDeletion(classification: Classification, ownership: Ownershi
 }
 
 function blockReason(
-  id: string,
   first: StaleEntry,
   entries: StaleEntry[],
   classification: Classification,
@@ -78,7 +77,7 @@ function blockReason(
 ): BlockReason | undefined {
   if (!FILTERABLE.has(first.protocol)) return 'protocol-unfilterable';
   if (ownership.ownsAddress(first.target.address)) return 'address-has-endpoint';
-  if (classification.busyTargets.has(id)) return 'address-has-live-entries';
+  if (isBusy(classification, first.protocol, first.target.address)) return 'address-has-live-entries';
   if (entries.some((e) => !deletable.has(e.key))) return 'waiting-grace';
   return undefined;
 }

@@ -14,9 +14,9 @@ import { serviceNameOf, sliceKey, type EndpointSliceLike } from './endpoint-slic
  */
 export class OwnershipIndex {
   private readonly slices = new Map<string, SliceTargets>();
-  private readonly exact = new Map<string, number>();
-  private readonly anyPort = new Map<string, number>();
-  private readonly addresses = new Map<string, number>();
+  /** One lookup per entry: address -> who owns which protocol/port there (reference counts). */
+  private readonly byAddress = new Map<string, AddressOwners>();
+  private targets = 0;
   /** Last known service of a target, kept after it goes so logs can name the service. */
   private readonly lastOwner = new Map<string, string>();
   private readonly lastOwnerLimit: number;
@@ -43,55 +43,90 @@ export class OwnershipIndex {
     if (before === undefined) return { removed: 0 };
     this.apply(before, -1);
     this.slices.delete(key);
-    return { removed: before.exact.length + before.anyPort.length };
+    return { removed: before.targets.length };
   }
 
   /** Replaces everything (a relist). Returns how many targets the old set had that the new lacks. */
   replaceAll(slices: Iterable<EndpointSliceLike>): { removed: number } {
-    const oldTargets = new Set<string>([...this.exact.keys(), ...this.anyPort.keys()]);
+    const oldTargets = new Set<string>();
+    for (const t of this.slices.values()) for (const target of t.targets) oldTargets.add(target.id);
     for (const key of [...this.slices.keys()]) this.remove(key);
     for (const slice of slices) this.upsert(slice);
-    let removed = 0;
-    for (const target of oldTargets) if (!this.exact.has(target) && !this.anyPort.has(target)) removed++;
-    return { removed };
+    for (const t of this.slices.values()) for (const target of t.targets) oldTargets.delete(target.id);
+    return { removed: oldTargets.size };
   }
 
-  /** Whether some endpoint owns this target. `protocol` is conntrack's (`tcp`, `udp`, ...). */
+  /**
+   * Whether some endpoint owns this target. `protocol` is conntrack's lower-case name (`tcp`,
+   * `udp`, ...). Addresses from the kernel are canonical already (one map lookup); others are
+   * normalized on a miss.
+   */
   owns(protocol: string, address: string, port: number | undefined): boolean {
-    const addr = normalizeAddress(address);
-    const proto = protocol.toLowerCase();
-    if (this.anyPort.has(`${proto}|${addr}`) || this.anyPort.has(`*|${addr}`)) return true;
-    if (port === undefined) return this.addresses.has(addr);
-    return this.exact.has(`${proto}|${addr}|${port}`);
+    const owners = this.lookup(address);
+    if (owners === undefined) return false;
+    if (owners.all > 0 || (owners.protoAll.get(protocol) ?? 0) > 0) return true;
+    if (port === undefined) return true;
+    return (owners.ports.get(protocol)?.get(port) ?? 0) > 0;
   }
 
   /** Whether any endpoint (any port, any protocol) has this address. */
   ownsAddress(address: string): boolean {
-    return this.addresses.has(normalizeAddress(address));
+    return this.lookup(address) !== undefined;
   }
 
   /** The service (`namespace/name`) that owns or last owned this target, if known. */
   serviceOf(protocol: string, address: string, port: number | undefined): string | undefined {
     const addr = normalizeAddress(address);
     const proto = protocol.toLowerCase();
-    return this.lastOwner.get(`${proto}|${addr}|${port ?? '*'}`) ?? this.lastOwner.get(`${proto}|${addr}|*`) ?? this.lastOwner.get(`*|${addr}`);
+    return this.lastOwner.get(`${proto}|${addr}|${port ?? '*'}`) ?? this.lastOwner.get(`${proto}|${addr}|*`) ?? this.lastOwner.get(`*|${addr}|*`);
   }
 
   get sliceCount(): number {
     return this.slices.size;
   }
 
+  /** Distinct (protocol, address, port) targets, counting "all ports" as one. */
   get targetCount(): number {
-    return this.exact.size + this.anyPort.size;
+    return this.targets;
+  }
+
+  private lookup(address: string): AddressOwners | undefined {
+    return this.byAddress.get(address) ?? this.byAddress.get(normalizeAddress(address));
   }
 
   private apply(targets: SliceTargets, delta: 1 | -1): void {
-    for (const t of targets.exact) bump(this.exact, t, delta);
-    for (const t of targets.anyPort) bump(this.anyPort, t, delta);
-    for (const a of targets.addresses) bump(this.addresses, a, delta);
-    if (delta === 1) {
-      for (const t of targets.exact) this.remember(t, targets.service);
-      for (const t of targets.anyPort) this.remember(t.startsWith('*|') ? t : `${t}|*`, targets.service);
+    // Addresses first when adding, last when removing: a target always finds its address.
+    if (delta === 1) this.applyAddresses(targets.addresses, delta);
+    for (const t of targets.targets) {
+      const owners = this.byAddress.get(t.address);
+      if (owners === undefined) continue;
+      let next: number;
+      if (t.protocol === '*') {
+        next = owners.all += delta;
+      } else if (t.port === undefined) {
+        next = bump(owners.protoAll, t.protocol, delta);
+      } else {
+        let ports = owners.ports.get(t.protocol);
+        if (ports === undefined) owners.ports.set(t.protocol, (ports = new Map<number, number>()));
+        next = bump(ports, t.port, delta);
+        if (ports.size === 0) owners.ports.delete(t.protocol);
+      }
+      if (delta === 1 && next === 1) this.targets++;
+      if (delta === -1 && next === 0) this.targets--;
+      if (delta === 1) this.remember(t.port === undefined ? `${t.id}|*` : t.id, targets.service);
+    }
+    if (delta === -1) this.applyAddresses(targets.addresses, delta);
+  }
+
+  private applyAddresses(addresses: readonly string[], delta: 1 | -1): void {
+    for (const address of addresses) {
+      let owners = this.byAddress.get(address);
+      if (owners === undefined) {
+        owners = { refs: 0, all: 0, protoAll: new Map(), ports: new Map() };
+        this.byAddress.set(address, owners);
+      }
+      owners.refs += delta;
+      if (owners.refs <= 0) this.byAddress.delete(address);
     }
   }
 
@@ -105,10 +140,27 @@ export class OwnershipIndex {
   }
 }
 
+interface AddressOwners {
+  /** Endpoints (across slices) with this address. */
+  refs: number;
+  /** Slices without ports: every protocol and port. */
+  all: number;
+  /** Ports without a number: every port of that protocol. */
+  protoAll: Map<string, number>;
+  ports: Map<string, Map<number, number>>;
+}
+
+interface Target {
+  /** `proto|addr|port`, `proto|addr` (all ports) or `*|addr` (all protocols and ports). */
+  id: string;
+  protocol: string;
+  address: string;
+  port: number | undefined;
+}
+
 interface SliceTargets {
   service: string;
-  exact: string[];
-  anyPort: string[];
+  targets: Target[];
   addresses: string[];
 }
 
@@ -117,27 +169,28 @@ function targetsOf(slice: EndpointSliceLike): SliceTargets {
   for (const endpoint of slice.endpoints ?? []) {
     for (const address of endpoint.addresses ?? []) addresses.add(normalizeAddress(address));
   }
-  const exact = new Set<string>();
-  const anyPort = new Set<string>();
+  const targets = new Map<string, Target>();
   const ports = slice.ports ?? [];
   for (const address of addresses) {
-    if (ports.length === 0) anyPort.add(`*|${address}`);
+    if (ports.length === 0) targets.set(`*|${address}`, { id: `*|${address}`, protocol: '*', address, port: undefined });
     for (const port of ports) {
-      const proto = (port.protocol ?? 'TCP').toLowerCase();
-      if (port.port === undefined || port.port === null) anyPort.add(`${proto}|${address}`);
-      else exact.add(`${proto}|${address}|${port.port}`);
+      const protocol = (port.protocol ?? 'TCP').toLowerCase();
+      const number = port.port ?? undefined;
+      const id = number === undefined ? `${protocol}|${address}` : `${protocol}|${address}|${number}`;
+      targets.set(id, { id, protocol, address, port: number });
     }
   }
-  return { service: serviceNameOf(slice), exact: [...exact], anyPort: [...anyPort], addresses: [...addresses] };
+  return { service: serviceNameOf(slice), targets: [...targets.values()], addresses: [...addresses] };
 }
 
 function countRemoved(before: SliceTargets, after: SliceTargets): number {
-  const now = new Set([...after.exact, ...after.anyPort]);
-  return [...before.exact, ...before.anyPort].filter((t) => !now.has(t)).length;
+  const now = new Set(after.targets.map((t) => t.id));
+  return before.targets.filter((t) => !now.has(t.id)).length;
 }
 
-function bump(map: Map<string, number>, key: string, delta: 1 | -1): void {
+function bump<K>(map: Map<K, number>, key: K, delta: 1 | -1): number {
   const next = (map.get(key) ?? 0) + delta;
   if (next <= 0) map.delete(key);
   else map.set(key, next);
+  return next;
 }

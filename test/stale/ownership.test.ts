@@ -62,5 +62,17 @@ describe('OwnershipIndex', () => {
     assert.equal(index.owns('tcp', '10.0.0.1', 80), false);
     assert.equal(index.owns('tcp', '10.0.0.1', 81), true);
     assert.equal(index.sliceCount, 1);
+    assert.equal(index.targetCount, 1);
+    index.remove('default/x');
+    assert.deepEqual([index.targetCount, index.ownsAddress('10.0.0.1'), index.owns('tcp', '10.0.0.1', 81)], [0, false, false]);
+  });
+
+  it('keeps a target owned while any slice still lists it, and counts distinct targets', () => {
+    const index = new OwnershipIndex();
+    index.upsert(slice('a', 's', [{ port: 53, protocol: 'UDP' }, { port: null, protocol: 'TCP' }], [{ ip: '10.0.2.1' }]));
+    index.upsert(slice('b', 's', [{ port: 53, protocol: 'UDP' }], [{ ip: '10.0.2.1' }]));
+    assert.equal(index.targetCount, 2);
+    index.remove('default/a');
+    assert.deepEqual([index.owns('udp', '10.0.2.1', 53), index.owns('tcp', '10.0.2.1', 1), index.targetCount], [true, false, 1]);
   });
 });
