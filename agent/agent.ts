@@ -24,6 +24,8 @@ import { AgentMetrics } from './metrics.js';
 import { PodCache, type CachedPod } from './pod-cache.js';
 import { loadState, StateWriter, STATE_VERSION, type AgentState } from './state-file.js';
 import { PodWatch } from './watch.js';
+import type { FlowpinController } from './flowpin/controller.js';
+import { createAgentFlowpin, flowpinSkip } from './flowpin/wire.js';
 import { startJanitor, type RunningJanitor } from './janitor/index.js';
 
 export interface AgentDeps {
@@ -61,6 +63,7 @@ export class Agent {
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly hold: IpvsHold;
+  private readonly flowpin: FlowpinController | undefined;
   private readonly sessions: DrainSessions;
   private readonly drainApi: DrainApi;
   private readonly cleanup: GhostCleanup;
@@ -93,11 +96,13 @@ export class Agent {
     this.hold = new IpvsHold({
       ipvs: netlink,
       logger: this.log,
+      skipService: flowpinSkip(config),
       hooks: {
         restored: (action) => metrics.ipvsRestores.inc({ action }),
         changed: () => metrics.ipvsServersHeld.set(this.hold.size),
       },
     });
+    this.flowpin = createAgentFlowpin({ config, ipvs: netlink, logger: this.log, held: () => this.hold.list(), optOutPodUids: () => this.cache.flowPinningOptOuts(), clock: this.clock, registry: metrics.registry });
     this.sessions = new DrainSessions(
       {
         clock: this.clock,
@@ -188,6 +193,11 @@ export class Agent {
     const drainPort = await this.drainApi.listen(config.drainPort, config.drainAddress);
     this.drainListening = true;
     this.timers.push(this.clock.setInterval(() => this.scheduleRun(), config.holdIntervalMs));
+    // While nothing drains the hold does no IPVS call; this keeps its address index fresh so a
+    // new drain edits its known servers at once (bench/agent: watch event -> weight 0).
+    this.timers.push(this.clock.setInterval(() => void this.refreshIpvsIndex(), Math.max(10_000, config.holdIntervalMs * 10)));
+    void this.refreshIpvsIndex();
+    if (this.ipvsOn) this.flowpin?.start();
     this.timers.push(this.clock.setInterval(() => void this.pollStats(), config.statsIntervalMs));
     void this.pollStats();
     this.log.info({ drainAddress: config.drainAddress, drainPort, metricsAddress: config.metricsAddress, metricsPort, stateFile: config.stateFile, ipvsHold: this.ipvsOn }, 'agent started');
@@ -206,6 +216,7 @@ export class Agent {
     this.sessions.close();
     await this.drainApi.close();
     await this.running?.catch(() => undefined);
+    await this.flowpin?.stop();
     await this.writer.save();
     await this.events.flush();
     await new Promise<void>((resolve) => {
@@ -311,6 +322,7 @@ export class Agent {
     if (this.ipvsOn) {
       try {
         await this.hold.sync(draining, serving);
+        if (this.flowpin !== undefined) void this.flowpin.sync().catch(() => undefined);
       } catch (error) {
         if (error instanceof NetlinkError && error.code === 'EIPVSUNAVAILABLE') this.disableIpvs();
         else this.log.warn({ err: error }, 'IPVS hold pass failed; retried next interval');
@@ -345,6 +357,16 @@ export class Agent {
       this.events.conntrackFlushed(eventPodOf(rec), `deleted the conntrack entries of ${flushedIps.join(', ') || 'no IP (all reused)'} on ${this.deps.config.nodeName} (${report.result.deleted} entries in one pass for ${report.pods.length} pod(s))`);
     }
     void this.writer.save();
+  }
+
+  private async refreshIpvsIndex(): Promise<void> {
+    if (!this.ipvsOn || this.stopping) return;
+    try {
+      await this.hold.refreshIndex();
+    } catch (error) {
+      if (error instanceof NetlinkError && error.code === 'EIPVSUNAVAILABLE') this.disableIpvs();
+      else this.log.warn({ err: error }, 'IPVS index refresh failed');
+    }
   }
 
   private async pollStats(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { AGENT_OPTIONS, loadAgentConfig, type AgentConfig } from '../src/config/agent.js';
+import { AGENT_OPTIONS, loadAgentCleanupConfig, loadAgentConfig, type AgentConfig } from '../src/config/agent.js';
 import { createLogger } from '../src/logging.js';
 import { addConfigOptions } from '../cli/options.js';
 import { CliExit } from '../cli/exit.js';
@@ -16,6 +16,12 @@ export function registerAgentCommands(program: Command): void {
     .description('Run the node agent: drain API for preStop hooks, cluster-wide IPVS hold of draining pods, ghost conntrack cleanup');
   addConfigOptions(command, AGENT_OPTIONS);
   command.action(async (flags: Record<string, unknown>) => {
+    // eslint-disable-next-line no-restricted-properties -- a command entry point: the environment goes straight into the one config loader
+    const cleanup = loadAgentCleanupConfig({ flags, env: process.env });
+    if (cleanup.ok && cleanup.value.cleanup) {
+      const { runFlowpinCleanup } = await import('./flowpin/cleanup-command.js');
+      await runFlowpinCleanup(cleanup.value);
+    }
     // eslint-disable-next-line no-restricted-properties -- a command entry point: the environment goes straight into the one config loader
     const loaded = loadAgentConfig({ flags, env: process.env });
     if (!loaded.ok) throw new CliExit(2, `conndrain agent: invalid configuration:\n${loaded.error.map((p) => `  - ${p}`).join('\n')}`);

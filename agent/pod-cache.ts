@@ -3,7 +3,7 @@
  * drain API (drain-id -> pod) and the ghost cleanup (IP -> live pods) ask. Stores only what
  * it needs of each pod (memory: 10,000 pods must fit well under 150 MB).
  */
-import { ANNOTATION_DRAIN_ID } from '../src/contract.js';
+import { ANNOTATION_DRAIN_ID, ANNOTATION_FLOW_PINNING } from '../src/contract.js';
 import { parseDrainRequest, type DrainRequest } from '../src/annotations.js';
 import type { PodLike } from '../src/pod/pod-like.js';
 import { viewPod, type PodView } from '../src/pod/view.js';
@@ -14,6 +14,8 @@ export interface CachedPod {
   name: string;
   resourceVersion: string | undefined;
   drain: DrainRequest;
+  /** The pod's owners turned flow pinning off (annotation conndrain.io/flow-pinning: off). */
+  flowPinningOff: boolean;
 }
 
 export class PodCache {
@@ -27,6 +29,13 @@ export class PodCache {
     return this.byUid.size;
   }
 
+  /** Uids of the pods that opted out of flow pinning. */
+  flowPinningOptOuts(): Set<string> {
+    const out = new Set<string>();
+    for (const [uid, pod] of this.byUid) if (pod.flowPinningOff) out.add(uid);
+    return out;
+  }
+
   upsert(pod: PodLike): CachedPod {
     const view = viewPod(pod, this.goneSlackMs);
     this.remove(view.uid);
@@ -37,6 +46,7 @@ export class PodCache {
       name: pod.metadata?.name ?? '',
       resourceVersion: pod.metadata?.resourceVersion,
       drain: parseDrainRequest(annotations),
+      flowPinningOff: ['off', 'false'].includes((annotations[ANNOTATION_FLOW_PINNING] ?? '').trim().toLowerCase()),
     };
     this.byUid.set(view.uid, cached);
     const drainId = annotations[ANNOTATION_DRAIN_ID];

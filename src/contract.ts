@@ -16,6 +16,8 @@ export const ANNOTATION_MIN_DRAIN = `${DOMAIN}/min-drain`;
 export const ANNOTATION_SHUTDOWN_GRACE = `${DOMAIN}/shutdown-grace`;
 export const ANNOTATION_CONTAINERS = `${DOMAIN}/containers`;
 export const ANNOTATION_HOOK = `${DOMAIN}/hook`;
+/** `off` (or `false`): conndrain does not pin this pod's flows with a twin IPVS service while it drains (flow pinning). */
+export const ANNOTATION_FLOW_PINNING = `${DOMAIN}/flow-pinning`;
 
 /** Written by the webhook. */
 export const LABEL_MANAGED = `${DOMAIN}/managed`;

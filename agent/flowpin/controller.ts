@@ -91,6 +91,8 @@ export class FlowpinController {
   private sloppyWarned = false;
   private foreignWarned = new Set<number>();
   private stopped = false;
+  /** The last pass found nothing held and no table: passes with nothing held skip nft and IPVS. */
+  private idle = false;
 
   constructor(private readonly options: FlowpinControllerOptions) {
     this.clock = options.clock ?? systemClock;
@@ -152,6 +154,8 @@ export class FlowpinController {
   private async pass(): Promise<FlowpinReport> {
     const { ipvs, nft, range, logger } = this.options;
     const held = this.options.held();
+    if (held.length === 0 && this.idle) return { plan: { twins: [], skipped: [], exhausted: [], foreign: [] }, nftApplied: false, deleted: 0, errors: 0 };
+    this.idle = false;
     let listing: unknown;
     try {
       listing = await nft.listTable();
@@ -162,6 +166,7 @@ export class FlowpinController {
     }
     const registry = parseRegistry(listing);
     if (held.length === 0 && registry.length === 0 && listing === undefined) {
+      this.idle = true;
       this.metrics.twins.reset();
       return { plan: { twins: [], skipped: [], exhausted: [], foreign: [] }, nftApplied: false, deleted: 0, errors: 0 };
     }

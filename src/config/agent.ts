@@ -1,6 +1,7 @@
 import { SYSTEM_NAMESPACE } from '../contract.js';
-import { ok, type Result } from '../result.js';
-import { parseOptions, type ConfigSources, type OptionSpec } from './options.js';
+import { DEFAULT_FWMARK_RANGE, parseFwmarkRange, type FwmarkRange } from '../flowpin/fwmark-range.js';
+import { fail, ok, type Result } from '../result.js';
+import { parseOption, parseOptions, type ConfigSources, type OptionSpec } from './options.js';
 
 /** Every flag of `conndrain agent`. NODE_NAME and POD_NAMESPACE come from the downward API. */
 export const AGENT_OPTIONS = {
@@ -24,6 +25,9 @@ export const AGENT_OPTIONS = {
   janitor: { kind: 'bool', flag: 'janitor', env: 'CONNDRAIN_JANITOR', default: false, description: 'delete stale conntrack entries of any pod (DNAT target no endpoint owns); needs endpointslices get/list/watch' },
   janitorInterval: { kind: 'duration', flag: 'janitor-interval', env: 'CONNDRAIN_JANITOR_INTERVAL', default: '30s', minMs: 1000, maxMs: 3_600_000, description: 'how often the janitor scans the conntrack table (also soon after an endpoint goes away)' },
   janitorGrace: { kind: 'duration', flag: 'janitor-grace', env: 'CONNDRAIN_JANITOR_GRACE', default: '5s', minMs: 0, maxMs: 600_000, description: 'an entry is deleted only after it has been stale this long (endpoint propagation races)' },
+  flowPinning: { kind: 'bool', flag: 'flow-pinning', env: 'CONNDRAIN_FLOW_PINNING', default: true, description: 'keep the flows of draining pods in mh/sh IPVS services on their pod when they move to another node: a twin IPVS service per held service and an nftables rule sending TCP packets without SYN to it (needs IPVS and the IPVS hold; off by itself where IPVS is absent)' },
+  fwmarkRange: { kind: 'string', flag: 'fwmark-range', env: 'CONNDRAIN_FWMARK_RANGE', default: DEFAULT_FWMARK_RANGE, description: 'firewall marks reserved for conndrain\'s twin IPVS services: VALUE/MASK or FIRST-LAST; must not overlap the service proxy\'s marks (kube-proxy 0x4000/0x8000, kube-router below 0x80000)' },
+  cleanup: { kind: 'bool', flag: 'cleanup', env: 'CONNDRAIN_CLEANUP', default: false, description: 'remove every conndrain nftables table and twin IPVS service on this node, then exit' },
   logLevel: { kind: 'enum', flag: 'log-level', env: 'CONNDRAIN_LOG_LEVEL', default: 'info', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], description: 'pino log level' },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -49,11 +53,24 @@ export interface AgentConfig {
   janitorIntervalMs: number;
   janitorGraceMs: number;
   logLevel: string;
+  flowPinning: boolean;
+  fwmarkRange: FwmarkRange;
+  cleanup: boolean;
+}
+
+/** The --fwmark-range option, parsed into a range (problems name the flag or variable). */
+function loadFwmarkRange(sources: ConfigSources): Result<FwmarkRange, string> {
+  const text = parseOption(AGENT_OPTIONS.fwmarkRange, sources);
+  if (!text.ok) return text;
+  const range = parseFwmarkRange(String(text.value ?? DEFAULT_FWMARK_RANGE));
+  return range.ok ? range : fail(`--fwmark-range (or $${AGENT_OPTIONS.fwmarkRange.env}): ${range.error}`);
 }
 
 export function loadAgentConfig(sources: ConfigSources): Result<AgentConfig, string[]> {
   const parsed = parseOptions(AGENT_OPTIONS, sources);
-  if (!parsed.ok) return parsed;
+  const range = loadFwmarkRange(sources);
+  if (!parsed.ok) return range.ok ? parsed : fail([...parsed.error, range.error]);
+  if (!range.ok) return fail([range.error]);
   const v = parsed.value;
   return ok({
     nodeName: String(v.nodeName),
@@ -77,5 +94,17 @@ export function loadAgentConfig(sources: ConfigSources): Result<AgentConfig, str
     janitorIntervalMs: Number(v.janitorInterval),
     janitorGraceMs: Number(v.janitorGrace),
     logLevel: String(v.logLevel),
+    flowPinning: Boolean(v.flowPinning),
+    fwmarkRange: range.value,
+    cleanup: Boolean(v.cleanup),
   });
+}
+
+/** What `conndrain agent --cleanup` needs (no node name, no kubeconfig): the mark range and the log level. */
+export function loadAgentCleanupConfig(sources: ConfigSources): Result<{ cleanup: boolean; fwmarkRange: FwmarkRange; logLevel: string }, string[]> {
+  const parsed = parseOptions({ cleanup: AGENT_OPTIONS.cleanup, logLevel: AGENT_OPTIONS.logLevel }, sources);
+  const range = loadFwmarkRange(sources);
+  if (!parsed.ok) return range.ok ? parsed : fail([...parsed.error, range.error]);
+  if (!range.ok) return fail([range.error]);
+  return ok({ cleanup: Boolean(parsed.value.cleanup), fwmarkRange: range.value, logLevel: String(parsed.value.logLevel) });
 }

@@ -1,0 +1,31 @@
+/**
+ * The body of `conndrain agent --cleanup` (agent/commands.ts branches here): opens netlink and
+ * nft on this node, removes every conndrain nftables table and twin IPVS service, prints what
+ * it did, and ends the process through CliExit (0: done; 1: something could not be removed).
+ */
+import { CliExit } from '../../cli/exit.js';
+import { createLogger } from '../../src/logging.js';
+import { formatMark, type FwmarkRange } from '../../src/flowpin/fwmark-range.js';
+import { cleanupFlowpin } from './cleanup.js';
+import { createNft } from './nft.js';
+
+export async function runFlowpinCleanup(config: { fwmarkRange: FwmarkRange; logLevel: string }): Promise<never> {
+  const logger = createLogger({ level: config.logLevel, component: 'agent-cleanup' });
+  let netlink;
+  try {
+    const { openNetlink } = await import('../../native/lib/index.js');
+    netlink = openNetlink();
+  } catch (error) {
+    throw new CliExit(1, `conndrain agent --cleanup: cannot open netlink (needs the netlink-native addon and NET_ADMIN): ${(error as Error).message}`);
+  }
+  try {
+    const report = await cleanupFlowpin({ ipvs: netlink, nft: createNft(), range: config.fwmarkRange, logger });
+    const twins = report.twinsDeleted.map(formatMark).join(', ') || 'none';
+    throw new CliExit(0, `conndrain agent --cleanup: twin IPVS services deleted: ${twins}; nftables table inet conndrain ${report.tableRemoved ? 'removed' : 'was absent'}${report.ipvsAvailable ? '' : ' (IPVS not available on this node)'}`);
+  } catch (error) {
+    if (error instanceof CliExit) throw error;
+    throw new CliExit(1, `conndrain agent --cleanup failed: ${(error as Error).message}`);
+  } finally {
+    netlink.close();
+  }
+}
