@@ -19,6 +19,18 @@ function describeRun(run: GhostRun): string {
   return JSON.stringify(figures);
 }
 
+/**
+ * The surviving pod's flows: every one of its conntrack entries is the same entry (same
+ * kernel id) after the event, and its streams never fail. Its UDP queries may time out under
+ * a starved CPU (250 ms timeouts; CI machines are shared), so at most 2% of them.
+ */
+function assertOtherPodUntouched(run: GhostRun): void {
+  assert.ok(run.otherPodEntries.before >= 4, describeRun(run));
+  assert.equal(run.otherPodEntries.kept, run.otherPodEntries.before, `a live pod's conntrack entry was replaced: ${describeRun(run)}`);
+  assert.ok(run.otherPodLostQueries <= 0.02 * run.queriesAfterEvent, describeRun(run));
+  assert.equal(run.tcp.otherPodFailures, 0, describeRun(run));
+}
+
 test('ghost without conndrain: the deleted pod\'s UDP flows keep going to its dead IP', { skip, timeout: 120_000 }, async () => {
   const run = await runGhostOnce({ withConndrain: false });
   assert.equal(run.affectedFlows, 4, describeRun(run));
@@ -27,8 +39,7 @@ test('ghost without conndrain: the deleted pod\'s UDP flows keep going to its de
   assert.ok(run.failureSeconds >= 5, describeRun(run));
   assert.ok(run.packetsToDeadIp > 50, describeRun(run));
   assert.ok(run.deadIpTrafficSeconds >= 5, describeRun(run));
-  assert.equal(run.otherPodLostQueries, 0, describeRun(run));
-  assert.equal(run.tcp.otherPodFailures, 0, describeRun(run));
+  assertOtherPodUntouched(run);
 });
 
 test('ghost with conndrain: the agent deletes the ghost entries and the flows recover within ~1 s', { skip: skip || (isAgentCommandAvailable() ? false : '`conndrain agent` is not registered in this checkout'), timeout: 180_000 }, async () => {
@@ -37,6 +48,5 @@ test('ghost with conndrain: the agent deletes the ghost entries and the flows re
   assert.equal(run.recovered, true, `the ghost flows never recovered: ${describeRun(run)}`);
   assert.ok(run.failureSeconds <= 2, `flows failed for ${run.failureSeconds} s after the deletion: ${describeRun(run)}`);
   assert.ok(run.deadIpTrafficSeconds <= 2, describeRun(run));
-  assert.equal(run.otherPodLostQueries, 0, describeRun(run));
-  assert.equal(run.tcp.otherPodFailures, 0, describeRun(run));
+  assertOtherPodUntouched(run);
 });

@@ -21,13 +21,14 @@ function udpFailure(run: GhostRun): string {
 }
 
 function column(run: GhostRun | { skipped: string }): string[] {
-  if (!isRun(run)) return Array<string>(9).fill(`skipped: ${run.skipped}`);
+  if (!isRun(run)) return Array<string>(10).fill(`skipped: ${run.skipped}`);
   return [
     udpFailure(run),
     String(run.lostQueries),
     String(run.packetsToDeadIp),
     run.packetsToDeadIp === 0 ? 'none' : seconds(run.deadIpTrafficSeconds),
     String(run.otherPodLostQueries),
+    `${run.otherPodEntries.kept} of ${run.otherPodEntries.before}`,
     run.tcp.firstFailureSeconds === null ? 'none' : `${seconds(run.tcp.firstFailureSeconds)} (${run.tcp.failureKind})`,
     run.tcp.recoveredSeconds === null ? 'not within window' : seconds(run.tcp.recoveredSeconds),
     String(run.tcp.otherPodFailures),
@@ -41,6 +42,7 @@ const ROWS = [
   'packets still sent to the dead IP',
   'last packet to the dead IP after deletion',
   'UDP queries lost by the other pod\'s flows',
+  'other pod\'s conntrack entries left untouched',
   'TCP streams of the deleted pod: first failure',
   'TCP streams answered again (new connection)',
   'TCP failures of the other pod\'s streams',

@@ -5,6 +5,8 @@ import { bucketRequests, type Series } from '../measure/series.js';
 import { installObserver, readObserver } from '../proxy/observe-nft.js';
 import { syncKubeProxy } from '../proxy/kube-proxy-nft.js';
 import { runIn } from '../sys/exec.js';
+import { countKept, entryIdsOf } from '../measure/entry-ids.js';
+import { openNetlink, type NativeNetlink } from '../../../native/lib/index.js';
 import { NetnsProcess } from '../sys/netns-process.js';
 import { applyTopology, sweepStaleNamespaces, type LiveTopology } from '../topology/apply.js';
 import { controlAddressFor, nodeControlAddress } from '../topology/cluster.js';
@@ -29,6 +31,8 @@ export interface GhostRun extends UdpSummary {
   packetsToDeadIp: number;
   /** Seconds after the deletion when the last such packet was seen (sampled every 250 ms); 0: none. */
   deadIpTrafficSeconds: number;
+  /** Conntrack entries of the surviving pod's flows before the event, and how many are the same entries after. */
+  otherPodEntries: { before: number; kept: number };
   /** The node's UDP conntrack timeouts (seconds): how long an idle ghost entry would live. */
   udpTimeouts: { unreplied: number; stream: number };
   series: { udp: Series; tcp: Series };
@@ -63,6 +67,7 @@ export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> 
   const processes: NetnsProcess[] = [];
   let api: ApiHandle | undefined;
   let agent: AgentHandle | undefined;
+  let conntrack: NativeNetlink | undefined;
   try {
     const node = live.netns('node-1');
     await syncKubeProxy(node, [ghostService([SURVIVOR, VICTIM])]);
@@ -85,6 +90,8 @@ export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> 
     log(`traffic flowing: ${GHOST_CLIENT.udp?.flowsPerPod} UDP flows and ${GHOST_CLIENT.tcp?.flowsPerPod} TCP streams per pod`);
     await sleep(timing.warmupMs);
 
+    conntrack = openNetlink({ netns: node });
+    const survivorEntries = await entryIdsOf(conntrack, SURVIVOR.ip);
     log(`${VICTIM.name} turns unready and terminating; kube-proxy removes it from the service`);
     await api.call({ op: 'deleting', namespace: GHOST_NAMESPACE, name: VICTIM.name, graceSeconds: 30 });
     await api.call({ op: 'ready', namespace: GHOST_NAMESPACE, name: VICTIM.name, ready: false });
@@ -108,6 +115,7 @@ export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> 
       if (now > counted) lastDeadPacketMs = readAt;
       counted = now;
     }
+    const survivorEntriesAfter = await entryIdsOf(conntrack, SURVIVOR.ip);
     await client.stop();
     const lines = client.lines.filter((line): line is TrafficLine => typeof line === 'object' && line !== null && 'k' in line);
     const event: GhostEvent = { t0, udpTimeoutMs: GHOST_CLIENT.udp!.timeoutMs, tcpTimeoutMs: GHOST_CLIENT.tcp!.timeoutMs };
@@ -119,11 +127,13 @@ export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> 
       ...summarizeUdp(lines, dying, event),
       tcp: summarizeTcp(lines, dying, event),
       packetsToDeadIp: counted - before,
+      otherPodEntries: { before: survivorEntries.size, kept: countKept(survivorEntries, survivorEntriesAfter) },
       deadIpTrafficSeconds: Math.round(lastDeadPacketMs) / 1000,
       udpTimeouts: await readUdpTimeouts(node),
       series: { udp: bucketRequests(lines, 'u', t0, from, to, 250), tcp: bucketRequests(lines, 't', t0, from, to, 250) },
     };
   } finally {
+    conntrack?.close();
     await Promise.all(processes.map((process) => process.stop()));
     await agent?.stop();
     await api?.stop();
