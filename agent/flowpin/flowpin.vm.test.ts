@@ -13,7 +13,7 @@ const availability = checkGuestAvailability();
 const files = ['agent/flowpin/dsr-survival.guest.ts'];
 
 test('flow pinning on a real kernel (QEMU guest: IPVS mh + nftables)', { skip: availability.ok ? false : availability.reason, timeout: 900_000 }, async (t) => {
-  const modules = [...new Set([...DEFAULT_GUEST_MODULES, 'nf_tables'])];
+  const modules = [...new Set([...DEFAULT_GUEST_MODULES, 'nf_tables'])]; // nf_tables is in the default list too; kept explicit here
   const result = await runGuestTests(files, { timeoutMs: 780_000, modules });
   t.diagnostic(`guest: ${result.run.accel}, round trip ${(result.run.ms / 1000).toFixed(1)} s, ${result.tests.length} results`);
   for (const line of result.diagnostics) t.diagnostic(line);

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { chooseAccelerator, checkGuestAvailability, type GuestTools } from './kernel.js';
 import { ensureInitramfs, repoRoot } from './initramfs.js';
 
-/** Loaded by stage 2 before the command: IPVS with the schedulers the tests use, conntrack, tunnels. */
-export const DEFAULT_GUEST_MODULES = ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_mh', 'ip_vs_sh', 'nf_conntrack', 'ipip', 'ip6_tunnel'];
+/** Loaded by stage 2 before the command: IPVS with the schedulers the tests use, conntrack, tunnels, nf_tables (flow pinning's nft rules). */
+export const DEFAULT_GUEST_MODULES = ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_mh', 'ip_vs_sh', 'nf_conntrack', 'ipip', 'ip6_tunnel', 'nf_tables'];
 
 export interface GuestRunOptions {
   /** Shell command run by /bin/sh inside the guest (as root), e.g. `node --import tsx --test native/test/ipvs.guest.ts`. */
