@@ -30,7 +30,10 @@ export interface InjectOptions {
 export type InjectReason = 'injected' | 'already-injected' | SkipReason['code'] | 'internal-error';
 
 export interface InjectResult {
-  /** The pod to admit: the input itself when nothing changed, else a modified deep copy. */
+  /**
+   * The pod to admit: the input itself when nothing changed, else a new object that shares its
+   * unchanged parts with the input. Treat both as read-only (clone before mutating).
+   */
   pod: unknown;
   changed: boolean;
   reason: InjectReason;
@@ -69,14 +72,6 @@ function unknownContainerProblem(raw: string, name: string, spec: JsonObject, re
   };
 }
 
-function ensureObject(parent: JsonObject, key: string): JsonObject {
-  const value = parent[key];
-  if (isObject(value)) return value;
-  const created: JsonObject = {};
-  parent[key] = created;
-  return created;
-}
-
 function run(input: unknown, config: InjectConfig, random: RandomSource, scope: 'pod' | 'template'): InjectResult {
   const notAPod = (why: string): InjectResult => leaveAlone(input, 'not-a-pod', [{ code: 'not-a-pod', message: why }]);
   if (!isObject(input)) return notAPod('the object is not a pod (not a JSON object)');
@@ -106,8 +101,8 @@ function run(input: unknown, config: InjectConfig, random: RandomSource, scope: 
     .map((name) => unknownContainerProblem(rawContainers, name, spec, regular));
   if (problems.length > 0) return invalid(input, problems);
 
-  const record = parseInjectedRecord(annotations[ANNOTATION_INJECTED]);
-  const ours = new Set(record?.containers ?? []);
+  const previous = parseInjectedRecord(annotations[ANNOTATION_INJECTED]);
+  const ours = new Set(previous?.containers ?? []);
   const hooked: ContainerSlot[] = [];
   const skipped: SkipReason[] = [];
   const notes: string[] = [];
@@ -149,24 +144,37 @@ function run(input: unknown, config: InjectConfig, random: RandomSource, scope: 
     }
   }
 
-  const out = structuredClone(input);
-  const outSpec = ensureObject(out, 'spec');
-  const containers = outSpec['containers'] as unknown[];
-  const hook = buildPreStop({ kind, drainId, agentPort: config.agentPort, sleepSeconds });
-  for (const slot of hooked) {
-    const container = containers[slot.index] as JsonObject;
-    const lifecycle = ensureObject(container, 'lifecycle');
-    lifecycle['preStop'] = structuredClone(hook);
-  }
-  outSpec['terminationGracePeriodSeconds'] = grace;
-  const outMeta = ensureObject(out, 'metadata');
-  ensureObject(outMeta, 'labels')[LABEL_MANAGED] = LABEL_MANAGED_VALUE;
-  const outAnnotations = ensureObject(outMeta, 'annotations');
-  if (scope === 'pod') outAnnotations[ANNOTATION_DRAIN_ID] = drainId;
-  const hookedNames = regular.filter((c) => hooked.includes(c)).map((c) => c.name);
-  outAnnotations[ANNOTATION_INJECTED] = formatInjectedRecord({ hook: kind, containers: hookedNames, drainSeconds, terminationGracePeriodSeconds: grace });
+  // Copy on write: only the objects on the paths we change are copied; everything else is
+  // shared with the input (never mutated). Besides being cheap, this lets fast-json-patch's
+  // compare() skip every unchanged subtree by identity.
+  const hookSpec = { kind, drainId, agentPort: config.agentPort, sleepSeconds };
+  const hookedIndexes = new Set(hooked.map((slot) => slot.index));
+  let changed = false;
+  const containers = (spec['containers'] as unknown[]).map((container, index) => {
+    if (!hookedIndexes.has(index)) return container;
+    const original = container as JsonObject;
+    const hook = buildPreStop(hookSpec);
+    const existing = preStopOf(original);
+    if (existing !== undefined && jsonEqual(existing, hook)) return container;
+    changed = true;
+    const lifecycle = objectAt(original, 'lifecycle') ?? {};
+    return { ...original, lifecycle: { ...lifecycle, preStop: hook } };
+  });
+  const outSpec: JsonObject = { ...spec, containers, terminationGracePeriodSeconds: grace };
+  if (spec['terminationGracePeriodSeconds'] !== grace) changed = true;
 
-  const changed = !jsonEqual(out, input);
+  const hookedNames = regular.filter((c) => hooked.includes(c)).map((c) => c.name);
+  const record = formatInjectedRecord({ hook: kind, containers: hookedNames, drainSeconds, terminationGracePeriodSeconds: grace });
+  const labels = objectAt(metadata, 'labels');
+  const rawAnnotations = objectAt(metadata, 'annotations');
+  const outLabels: JsonObject = { ...labels, [LABEL_MANAGED]: LABEL_MANAGED_VALUE };
+  const outAnnotations: JsonObject = { ...rawAnnotations };
+  if (scope === 'pod') outAnnotations[ANNOTATION_DRAIN_ID] = drainId;
+  outAnnotations[ANNOTATION_INJECTED] = record;
+  if (labels?.[LABEL_MANAGED] !== LABEL_MANAGED_VALUE || rawAnnotations?.[ANNOTATION_INJECTED] !== record) changed = true;
+  if (scope === 'pod' && rawAnnotations?.[ANNOTATION_DRAIN_ID] !== drainId) changed = true;
+  const out: JsonObject = { ...input, metadata: { ...metadata, labels: outLabels, annotations: outAnnotations }, spec: outSpec };
+
   return {
     pod: changed ? out : input,
     changed,

@@ -37,8 +37,8 @@ function requestFields(request: AdmissionRequest | undefined): Record<string, st
 }
 
 function send(res: ServerResponse, answer: Answer, closeAfter: boolean): void {
-  const payload = JSON.stringify(answer.body);
-  const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) };
+  const payload = Buffer.from(JSON.stringify(answer.body));
+  const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': payload.length };
   if (answer.outcome.reason === 'method-not-allowed') headers['Allow'] = 'POST';
   if (closeAfter) headers['Connection'] = 'close';
   res.writeHead(answer.status, headers);
@@ -84,11 +84,18 @@ export function createMutateHandler(deps: MutateDeps): (req: IncomingMessage, re
     const { result, reason, patchOperations } = answer.outcome;
     deps.metrics.admissions.inc({ result, reason });
     deps.metrics.admissionDuration.observe({ result }, seconds);
+    const response = 'response' in answer.body ? answer.body.response : undefined;
+    const warnings = response?.warnings ?? [];
+    const quiet = result === 'allowed' && reason !== 'injected' && warnings.length === 0;
+    if (quiet && !deps.logger.isLevelEnabled('debug')) return;
     const log = deps.logger.child(requestFields(answer.request));
     const fields = { result, reason, status: answer.status, patchOperations, durationMs: Math.round(seconds * 1e6) / 1e3 };
-    if (result === 'error') log.error({ ...fields, message: answer.request === undefined ? undefined : (answer.body as { response?: { status?: unknown } }).response?.status }, 'admission failed');
-    else if (result === 'rejected') log.warn({ ...fields, message: (answer.body as { message?: string }).message }, 'request rejected');
-    else if (result === 'denied' || reason === 'injected') log.info(fields, result === 'denied' ? 'admission denied' : 'drain hook injected');
+    const problem = 'message' in answer.body ? answer.body.message : response?.status?.message;
+    if (result === 'error') log.error({ ...fields, problem }, 'admission failed');
+    else if (result === 'rejected') log.warn({ ...fields, problem }, 'request rejected');
+    else if (result === 'denied') log.info({ ...fields, problem }, 'admission denied');
+    else if (reason === 'injected') log.info({ ...fields, warnings }, 'drain hook injected');
+    else if (!quiet) log.info({ ...fields, warnings }, 'admission allowed unchanged, with warnings');
     else log.debug(fields, 'admission allowed unchanged');
   };
 }

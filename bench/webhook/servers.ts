@@ -1,0 +1,52 @@
+/**
+ * Child process of bench/webhook/run.ts: serves both sides of the comparison, one after the
+ * other as asked on stdin, so the load generator (autocannon) never shares their event loop.
+ *   bare:  node:https, answers a fixed AdmissionReview after reading the body (the floor)
+ *   ours:  the real webhook server (hygiene, injection, patch, metrics, logs at info)
+ *   oursViaExpress: the same, with /mutate routed through Express like the other paths
+ * Prints one JSON line {bare, ours} with the ports.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
+import { pino } from 'pino';
+import { DEFAULT_INJECT_CONFIG } from '../../src/config/webhook.js';
+import { createLogger } from '../../src/logging.js';
+import { startWebhookServer } from '../../webhook/server.js';
+
+const certDir = process.argv[2] ?? '';
+const cert = readFileSync(`${certDir}/tls.crt`);
+const key = readFileSync(`${certDir}/tls.key`);
+
+const fixed = Buffer.from(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'e911857d-c318-11e8-bbad-025000000001', allowed: true } }));
+const bare = createServer({ cert, key, minVersion: 'TLSv1.2' }, (req, res) => {
+  req.on('data', () => undefined);
+  req.on('end', () => {
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': fixed.length });
+    res.end(fixed);
+  });
+});
+await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+
+const logger = createLogger({ level: 'info', component: 'webhook', destination: pino.destination({ dest: '/dev/null', sync: false }) });
+const ours = await startWebhookServer({
+  config: { ...DEFAULT_INJECT_CONFIG, address: '127.0.0.1', port: 0, certDir, certPollIntervalMs: 5000, shutdownTimeoutMs: 1000, logLevel: 'info' },
+  logger,
+});
+const oursViaExpress = await startWebhookServer({
+  config: { ...DEFAULT_INJECT_CONFIG, address: '127.0.0.1', port: 0, certDir, certPollIntervalMs: 5000, shutdownTimeoutMs: 1000, logLevel: 'info' },
+  logger,
+  mutateThroughExpress: true,
+});
+process.stdout.write(`${JSON.stringify({ bare: (bare.address() as AddressInfo).port, ours: ours.port, oursViaExpress: oursViaExpress.port })}\n`);
+// Protocol on stdin, one command per line: "cpu" -> one JSON line with process.cpuUsage()
+// (so the runner can charge CPU time per request, a figure a busy machine does not distort
+// as much as wall time); end of input -> close both servers and exit.
+createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line.trim() === 'cpu') process.stdout.write(`${JSON.stringify(process.cpuUsage())}\n`);
+});
+process.stdin.on('end', () => {
+  bare.close();
+  void Promise.all([ours.close(), oursViaExpress.close()]).then(() => process.exit(0));
+});
