@@ -83,22 +83,37 @@ async function main(): Promise<void> {
       floor.push(performance.now() - t0);
       if (r.status !== 0) throw new Error('conntrack -L failed');
 
-      t0 = performance.now();
-      const plain = await api.listConntrack();
-      dump.push(performance.now() - t0);
-      if (plain.length !== ENTRIES) throw new Error(`listConntrack: ${plain.length} entries`);
-
-      t0 = performance.now();
-      const entries: ConntrackEntry[] = await api.listConntrack();
-      const listMs = performance.now() - t0;
-      for (const e of entries) e.status |= IPS_DST_NAT; // untimed: see the header
-      t0 = performance.now();
-      const result = classifyEntries(entries, ownership, new Set());
-      groupByService(result.stale, ownership);
-      const classifyMs = performance.now() - t0;
-      classify.push(classifyMs);
-      scan.push(listMs + classifyMs);
-      stale = result.counts.stale;
+      // Dump and scan alternate which goes first; nothing of one is alive during the other.
+      const runDump = async (): Promise<void> => {
+        const start = performance.now();
+        const count = (await api.listConntrack()).length;
+        dump.push(performance.now() - start);
+        if (count !== ENTRIES) throw new Error(`listConntrack: ${count} entries`);
+      };
+      let listMs = 0;
+      let classifyMs = 0;
+      const runScan = async (): Promise<number> => {
+        const start = performance.now();
+        const entries: ConntrackEntry[] = await api.listConntrack();
+        listMs = performance.now() - start;
+        for (const e of entries) e.status |= IPS_DST_NAT; // untimed: see the header
+        const t = performance.now();
+        const result = classifyEntries(entries, ownership, new Set());
+        groupByService(result.stale, ownership);
+        classifyMs = performance.now() - t;
+        classify.push(classifyMs);
+        scan.push(listMs + classifyMs);
+        return result.counts.stale;
+      };
+      let found: number;
+      if (round % 2 === 1) {
+        await runDump();
+        found = await runScan();
+      } else {
+        found = await runScan();
+        await runDump();
+      }
+      stale = found;
       log(`round ${round}: conntrack -L ${(floor.at(-1) ?? 0).toFixed(0)} ms, listConntrack ${(dump.at(-1) ?? 0).toFixed(0)} ms, scan ${(listMs + classifyMs).toFixed(0)} ms (list ${listMs.toFixed(0)} + classify ${classifyMs.toFixed(0)}), stale ${stale}`);
     }
     const figures = {
