@@ -6,7 +6,7 @@ import { DEFAULT_GHOST_TIMING } from './scenarios/ghost-plan.js';
 import { collectVmResult, renderDsrTable, renderMaglevTable } from './report/vm-report.js';
 import type { DsrNodeLossRun } from './scenarios/dsr-node-loss.js';
 import type { MaglevDriftRun } from './scenarios/maglev-drift.js';
-import { runVmScenarios, vmUnavailableReason } from './vm/run-vm-scenarios.js';
+import { runVmScenarios, vmUnavailableReason, type VmScenario, type VmScenarioLine } from './vm/run-vm-scenarios.js';
 
 export const SCENARIOS = ['ghost', 'maglev-drift', 'dsr-node-loss'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
@@ -52,11 +52,20 @@ async function runGhost(options: LabRunOptions): Promise<LabOutcome> {
   return { table, json: ghostJson(result), written, notes };
 }
 
-async function runVm(name: 'maglev-drift' | 'dsr-node-loss', options: LabRunOptions): Promise<LabOutcome> {
+async function runVm(name: VmScenario, options: LabRunOptions): Promise<LabOutcome> {
   const reason = vmUnavailableReason();
   if (reason !== undefined) throw new Error(`${name} runs inside the QEMU guest, which cannot boot here: ${reason}`);
   options.log(`${name}: booting the QEMU guest (real IPVS); under TCG this takes several minutes`);
-  const lines = await runVmScenarios([name], options.log);
+  return reportVm(name, await runVmScenarios([name], options.log), options);
+}
+
+/** Both VM scenarios in one guest boot (what CI and the VM test do); one outcome each. */
+export async function runAllVmScenarios(options: LabRunOptions): Promise<LabOutcome[]> {
+  const lines = await runVmScenarios(['maglev-drift', 'dsr-node-loss'], options.log);
+  return [await reportVm('maglev-drift', lines, options), await reportVm('dsr-node-loss', lines, options)];
+}
+
+async function reportVm(name: VmScenario, lines: readonly VmScenarioLine[], options: LabRunOptions): Promise<LabOutcome> {
   const notes = [
     'Inside the QEMU guest (Debian kernel, real IPVS): nodes 1-3 run the kube-router stand-in (mh, mh-fallback,mh-port, IPIP tunnel, sloppy_tcp=1); node-4 is the never-drained reference.',
     'With conndrain, each node runs the real `conndrain agent` against the API stand-in.',

@@ -15,7 +15,12 @@ export function dsrPodSteps(netns: string, vip: string): ScriptStep[] {
   ];
 }
 
-/** A node's IPVS side: the VIP on lo (IPVS only sees packets for local addresses), sloppy TCP on. */
+/**
+ * A node's IPVS side: the VIP on lo (IPVS only sees packets for local addresses), sloppy TCP on.
+ * `scope host` keeps the kernel from choosing the VIP as the source of the node's ARP requests
+ * on its pod veths (they have no address of their own): the pod owns the VIP too and would
+ * ignore an ARP request "from itself", leaving the neighbour FAILED.
+ */
 export function ipvsNodeSteps(netns: string, vip: string, sysctls: Record<string, string>): ScriptStep[] {
-  return [['ip', '-n', netns, 'addr', 'add', `${vip}/32`, 'dev', 'lo'], ...Object.entries(sysctls).map(([key, value]) => ['ip', 'netns', 'exec', netns, 'sysctl', '-qw', `${key}=${value}`])];
+  return [['ip', '-n', netns, 'addr', 'add', `${vip}/32`, 'dev', 'lo', 'scope', 'host'], ...Object.entries(sysctls).map(([key, value]) => ['ip', 'netns', 'exec', netns, 'sysctl', '-qw', `${key}=${value}`])];
 }

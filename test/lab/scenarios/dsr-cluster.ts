@@ -46,7 +46,7 @@ export class DsrCluster {
   readonly processes: NetnsProcess[] = [];
   readonly agents: AgentHandle[] = [];
   private probeSeq = 1;
-  private readonly netlinks = new Map<number, NativeNetlink>();
+  readonly netlinks = new Map<number, NativeNetlink>();
 
   private constructor(
     readonly live: LiveTopology,
@@ -84,6 +84,11 @@ export class DsrCluster {
       cleanup.push(() => probe.stop());
       const cluster = new DsrCluster(live, api, probe);
       cluster.processes.push(...servers);
+      cleanup.push(() => Promise.all(cluster.agents.map((agent) => agent.stop())));
+      cleanup.push(() => {
+        for (const handle of cluster.netlinks.values()) handle.close();
+        return Promise.resolve();
+      });
       for (let node = 1; node <= REFERENCE_NODE; node++) await programIpvsService(cluster.ipvs(node), dsrService());
       for (const pod of DSR_PODS) await api.call({ op: 'put', pod: managedPod({ name: pod.name, namespace: NAMESPACE, nodeName: nodeName(pod.node), ips: [pod.ip], drain: '60s' }) });
       if (withConndrain) {

@@ -46,10 +46,8 @@ async function readUdpTimeouts(netns: string): Promise<{ unreplied: number; stre
   return { unreplied, stream };
 }
 
-async function startPod(live: LiveTopology, name: string): Promise<NetnsProcess> {
-  const pod = NetnsProcess.startScript(name, live.netns(name), '../traffic/pod-server.ts', [name, '53', '80']);
-  await pod.waitFor(podLabel, 60_000, 'ready line');
-  return pod;
+function startPod(live: LiveTopology, name: string): NetnsProcess {
+  return NetnsProcess.startScript(name, live.netns(name), '../traffic/pod-server.ts', [name, '53', '80']);
 }
 
 /**
@@ -72,7 +70,10 @@ export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> 
     const node = live.netns('node-1');
     await syncKubeProxy(node, [ghostService([SURVIVOR, VICTIM])]);
     await installObserver(node, [VICTIM.ip]);
-    const podsStarted = Promise.all([startPod(live, SURVIVOR.name), startPod(live, VICTIM.name)]);
+    // recorded at once so that a failure further down still stops them
+    processes.push(startPod(live, SURVIVOR.name), startPod(live, VICTIM.name));
+    const podsReady = Promise.all(processes.map((pod) => pod.waitFor(podLabel, 60_000, 'ready line')));
+    podsReady.catch(() => undefined); // awaited below; a failure before that must not go unhandled
     api = await ApiHandle.start(live.netns('control'), 16443, 60_000);
     for (const pod of [SURVIVOR, VICTIM]) {
       await api.call({ op: 'put', pod: managedPod({ name: pod.name, namespace: GHOST_NAMESPACE, nodeName: 'node-1', ips: [pod.ip], drain: '30s' }) });
@@ -82,7 +83,7 @@ export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> 
       agent = await AgentHandle.start(api, { nodeName: 'node-1', netns: node, apiAddress: controlAddressFor(1), nodeAddress: nodeControlAddress(1) });
       await agent.waitReady(api, 90_000);
     }
-    processes.push(...(await podsStarted));
+    await podsReady;
     const victimServer = processes[1]!;
     const client = NetnsProcess.startScript('client', live.netns('client'), '../traffic/client.ts', [JSON.stringify(GHOST_CLIENT)]);
     processes.push(client);
