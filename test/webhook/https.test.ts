@@ -22,7 +22,7 @@ after(async () => {
   await web.stop();
 });
 
-async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
@@ -54,6 +54,13 @@ test('a Deployment-created pod gets the drain hook as a base64 JSONPatch, uid ec
   assert.equal(reply.peerSerial, web.pair?.serial);
 });
 
+test('the query string the API server appends (?timeout=10s) is accepted', async () => {
+  const reply = await send(web, { path: '/mutate?timeout=10s', body: review(samplePod()) });
+  assert.equal(reply.status, 200);
+  assert.equal((reply.json as ReviewReply).response.allowed, true);
+  assert.equal((reply.json as ReviewReply).response.patchType, 'JSONPatch');
+});
+
 test('invalid annotations deny with the clear message; workloads get warnings only', async () => {
   const denied = (await send(web, { body: review(samplePod({ 'conndrain.io/drain': '30s', 'conndrain.io/hook': 'sleeep' })) })).json as ReviewReply;
   assert.equal(denied.response.allowed, false);
@@ -73,7 +80,7 @@ test('health, readiness and metrics', async () => {
   assert.equal((await send(web, { method: 'GET', path: '/healthz' })).text, 'ok');
   assert.equal((await send(web, { method: 'GET', path: '/readyz' })).status, 200);
   const metrics = (await send(web, { method: 'GET', path: '/metrics' })).text;
-  assert.match(metrics, /conndrain_webhook_admissions_total\{result="allowed",reason="injected"\} 1/);
+  assert.match(metrics, /conndrain_webhook_admissions_total\{result="allowed",reason="injected"\} 2/);
   assert.match(metrics, /conndrain_webhook_admissions_total\{result="denied",reason="invalid-annotations"\} 1/);
   assert.match(metrics, /conndrain_webhook_admission_duration_seconds_count\{result="allowed"\} \d+/);
   assert.match(metrics, /conndrain_webhook_certificate_reloads_total\{result="success"\} 1/);
@@ -186,10 +193,14 @@ test('no certificate yet: not ready, no crash; the pair is picked up when it app
   }
 });
 
-test('close(): in-flight requests finish, readiness turns false, then new connections are refused', async () => {
+test('close(): in-flight requests finish, then new connections are refused', async () => {
   const own = await startTestWebhook();
   const body = review(samplePod());
   const half = Math.floor(body.length / 2);
+  // close() only once the server has the request (headers parsed): a connection still in its
+  // TLS handshake counts as idle and is closed, which is right but not what this test pins.
+  const received = new Promise<void>((resolve) => own.running.server.once('request', () => resolve()));
+  let finishBody = (): void => undefined;
   const inFlight = new Promise<{ status: number; text: string; connection: string | undefined }>((resolve, reject) => {
     const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port: own.running.port, method: 'POST', path: '/mutate', ca: own.ca.caCert, agent: false, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
       let text = '';
@@ -198,15 +209,17 @@ test('close(): in-flight requests finish, readiness turns false, then new connec
     });
     req.on('error', reject);
     req.write(body.slice(0, half));
-    setTimeout(() => req.end(body.slice(half)), 400);
+    finishBody = () => req.end(body.slice(half));
   });
-  await sleep(150);
+  await received;
   let closed = false;
   const closing = own.running.close().then(() => (closed = true));
   await sleep(50);
   assert.equal(closed, false, 'close() waits for the in-flight request');
+  finishBody();
   const reply = await inFlight;
   assert.equal(reply.status, 200);
+  assert.equal(reply.connection, 'close', 'answers during shutdown close their connection');
   assert.equal((JSON.parse(reply.text) as ReviewReply).response.allowed, true);
   await closing;
   assert.equal(closed, true);
