@@ -7,7 +7,6 @@ import { loadWebhookConfig, WEBHOOK_OPTIONS, type WebhookConfig } from '../src/c
 import { createLogger } from '../src/logging.js';
 import { answerReview } from './admission/answer.js';
 import { injectManifests, ManifestError } from './cli/inject-manifests.js';
-import { startWebhookServer } from './server.js';
 
 /** The options `inject` and `review` share with the webhook: the injection part of its config. */
 const INJECT_OPTIONS = {
@@ -115,6 +114,8 @@ Every flag can also come from its environment variable (shown above); flags win.
   webhook.action(async (flags: Record<string, unknown>) => {
     const config = loadConfig(flags);
     const logger = createLogger({ level: config.logLevel, component: 'webhook' });
+    // Loaded here, not at import: every other conndrain command starts without Express.
+    const { startWebhookServer } = await import('./server.js');
     const running = await startWebhookServer({ config, logger });
     if (running.firstLoad !== 'loaded') logger.error({ certDir: config.certDir, result: running.firstLoad }, 'no valid certificate yet: /readyz answers 503 until one appears');
     const signal = await waitForSignal();
