@@ -23,7 +23,17 @@ test('summarizeUdp: a flow of the dying pod that recovers is measured from the d
   assert.equal(summary.recovered, true);
   assert.equal(summary.failureSeconds, 0.6);
   assert.equal(summary.lostQueries, 2);
+  assert.equal(summary.lostAfterRecovery, 0);
   assert.equal(summary.otherPodLostQueries, 0);
+});
+
+test('summarizeUdp: a lone loss after the flow recovered is counted apart, not stretched into the outage', () => {
+  const lines = udpFlow(0, 'pod-b', [[10100, false], [10300, true], [10500, true], [12000, false], [12200, true]]);
+  const summary = summarizeUdp(lines, dying, event);
+  assert.equal(summary.failureSeconds, 0.3);
+  assert.equal(summary.recovered, true);
+  assert.equal(summary.lostQueries, 2);
+  assert.equal(summary.lostAfterRecovery, 1);
 });
 
 test('summarizeUdp: a flow still failing at the end makes the failure last the whole window', () => {

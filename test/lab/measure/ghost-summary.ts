@@ -20,6 +20,8 @@ export interface UdpSummary {
   /** Window length after the deletion (failureSeconds cannot exceed it). */
   windowSeconds: number;
   lostQueries: number;
+  /** Of those, losses after the flow was answered again (not part of the ghost outage). */
+  lostAfterRecovery: number;
   /** Lost queries of flows on other pods (must be 0: their flows are unaffected). */
   otherPodLostQueries: number;
   queriesAfterEvent: number;
@@ -48,17 +50,22 @@ export function summarizeUdp(lines: readonly TrafficLine[], dying: ReadonlySet<s
   const end = Math.max(event.t0, ...queries.map((query) => query.t));
   let failureMs = 0;
   let recovered = true;
+  let lostAfterRecovery = 0;
   for (const flow of affected) {
     const own = queries.filter((query) => query.flow === flow && query.t >= from).sort((a, b) => a.t - b.t);
-    const lastLost = own.findLast((query) => !query.ok);
-    if (lastLost === undefined) continue;
-    const answeredAfter = own.find((query) => query.ok && query.t > lastLost.t);
-    if (answeredAfter === undefined) {
+    // the ghost outage is the run of losses that starts with the deletion; it ends at the
+    // first answered query. Losses after that are a separate event (a starved CPU, a 250 ms
+    // timeout missed) and are counted on their own, not stretched into the outage.
+    const firstLost = own.findIndex((query) => !query.ok);
+    if (firstLost < 0) continue;
+    const answeredAfter = own.findIndex((query, index) => index > firstLost && query.ok);
+    if (answeredAfter < 0) {
       recovered = false;
       failureMs = Math.max(failureMs, end - event.t0);
-    } else {
-      failureMs = Math.max(failureMs, answeredAfter.t - event.t0);
+      continue;
     }
+    failureMs = Math.max(failureMs, (own[answeredAfter] as UdpLine).t - event.t0);
+    lostAfterRecovery += own.slice(answeredAfter).filter((query) => !query.ok).length;
   }
   const after = queries.filter((query) => query.t >= from);
   return {
@@ -68,6 +75,7 @@ export function summarizeUdp(lines: readonly TrafficLine[], dying: ReadonlySet<s
     recovered,
     windowSeconds: round((end - event.t0) / 1000),
     lostQueries: after.filter((query) => !query.ok && affected.has(query.flow)).length,
+    lostAfterRecovery,
     otherPodLostQueries: after.filter((query) => !query.ok && !affected.has(query.flow)).length,
     queriesAfterEvent: after.length,
   };

@@ -24,7 +24,7 @@ function column(run: GhostRun | { skipped: string }): string[] {
   if (!isRun(run)) return Array<string>(10).fill(`skipped: ${run.skipped}`);
   return [
     udpFailure(run),
-    String(run.lostQueries),
+    `${run.lostQueries}${run.lostAfterRecovery > 0 ? ` (${run.lostAfterRecovery} after recovering)` : ''}`,
     String(run.packetsToDeadIp),
     run.packetsToDeadIp === 0 ? 'none' : seconds(run.deadIpTrafficSeconds),
     String(run.otherPodLostQueries),
