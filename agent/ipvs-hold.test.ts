@@ -163,3 +163,16 @@ test('state file: atomic replace, corrupt file set aside', async () => {
   assert.equal(corrupt.kind === 'corrupt' ? corrupt.movedTo : null, `${path}.corrupt-7`);
   assert.match(readFileSync(`${path}.corrupt-7`, 'utf8'), /uid/);
 });
+
+test('index fast path: known servers are edited before the scan; a stale index entry is never re-created', async () => {
+  const ipvs = await node();
+  const { hold, restores } = rig(ipvs);
+  await hold.refreshIndex();
+  assert.equal(ipvs.history.length, 0, 'an index refresh only reads');
+  ipvs.proxyDeleteDestination(MH, { address: '10.2.0.1', port: 8080 }); // gone before the drain began
+  await hold.sync([POD], new Set());
+  assert.deepEqual(ipvs.history.map((h) => `${h.op}:${String(h.weight)}`), ['setDestinationWeight:0'], 'only the fwmark server, by edit; nothing re-added');
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1 });
+  assert.equal(hold.size, 1);
+  assert.deepEqual(restores, []);
+});

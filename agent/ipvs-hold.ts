@@ -96,9 +96,20 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   return out;
 }
 
+interface IndexedServer {
+  service: IpvsService;
+  dest: IpvsDestination;
+}
+
 export class IpvsHold {
   private readonly holds = new Map<string, HeldServer>();
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * Real servers by address, from the last full scan: when a pod starts draining, its known
+   * servers are edited to 0 at once, before the full scan (1,000 services = 1,000 netlink
+   * round trips) that catches the rest. Refreshed by every scan and by `refreshIndex()`.
+   */
+  private index = new Map<string, IndexedServer[]>();
 
   constructor(private readonly options: IpvsHoldOptions) {}
 
@@ -126,8 +137,72 @@ export class IpvsHold {
       for (const uid of new Set([...this.holds.values()].map((h) => h.podUid))) {
         if (!drainingUids.has(uid)) await this.releasePod(uid, servingUids.has(uid) ? 'serving' : 'gone');
       }
+      await this.holdKnown(draining);
       await this.holdAll(draining);
     });
+  }
+
+  /** A full scan that only refreshes the address index (the agent calls it while idle). */
+  refreshIndex(): Promise<void> {
+    return this.enqueue(async () => {
+      await this.scan();
+    });
+  }
+
+  private async scan(): Promise<Array<{ service: IpvsService; dests: IpvsDestination[] | undefined }>> {
+    const { ipvs, concurrency = 8 } = this.options;
+    const services = await ipvs.listServices();
+    const listed = await mapLimit(services, concurrency, async (service) => {
+      try {
+        return { service, dests: await ipvs.listDestinations(service.key) };
+      } catch (error) {
+        if (isCode(error, 'ENOENT', 'ESRCH')) return { service, dests: undefined }; // deleted meanwhile
+        throw error;
+      }
+    });
+    const index = new Map<string, IndexedServer[]>();
+    for (const { service, dests } of listed) {
+      for (const dest of dests ?? []) {
+        const ip = dest.address.toLowerCase();
+        let list = index.get(ip);
+        if (list === undefined) index.set(ip, (list = []));
+        list.push({ service, dest });
+      }
+    }
+    this.index = index;
+    return listed;
+  }
+
+  /** Fast path: servers of newly draining pods that the index knows, edited to 0 before any scan. */
+  private async holdKnown(draining: readonly DrainingPod[]): Promise<void> {
+    const held = new Set([...this.holds.values()].map((h) => h.podUid));
+    const work: Array<() => Promise<void>> = [];
+    for (const pod of draining) {
+      if (held.has(pod.uid)) continue;
+      for (const ip of pod.ips) {
+        for (const { service, dest } of this.index.get(ip.toLowerCase()) ?? []) {
+          const id = heldId(service.key, dest);
+          if (this.holds.has(id)) continue;
+          const h = this.newHold(pod, service, dest);
+          this.holds.set(id, h);
+          // A stale index entry (the server is gone already) must not become a hold that
+          // the next scan would "restore": forget it when the edit finds nothing.
+          if (dest.weight !== 0) work.push(async () => {
+            if ((await this.setZero(h, undefined)) === 'missing') this.holds.delete(id);
+          });
+        }
+      }
+    }
+    if (work.length === 0) return;
+    await mapLimit(work, this.options.concurrency ?? 8, (fn) => fn());
+    this.options.hooks?.changed?.();
+  }
+
+  private newHold(pod: DrainingPod, service: IpvsService, dest: IpvsDestination): HeldServer {
+    return {
+      podUid: pod.uid, podKey: pod.key, service: service.key, scheduler: service.scheduler, destination: { address: dest.address, port: dest.port, family: dest.family },
+      spec: specOf(dest), originalWeight: dest.weight > 0 ? dest.weight : DEFAULT_ORIGINAL_WEIGHT, recreated: false,
+    };
   }
 
   private enqueue(fn: () => Promise<void>): Promise<void> {
@@ -140,16 +215,9 @@ export class IpvsHold {
     if (draining.length === 0) return; // nothing to hold: no IPVS call at all
     const podOfIp = new Map<string, DrainingPod>();
     for (const pod of draining) for (const ip of pod.ips) podOfIp.set(ip.toLowerCase(), pod);
-    const { ipvs, concurrency = 8 } = this.options;
-    const services = await ipvs.listServices();
-    const listed = await mapLimit(services, concurrency, async (service) => {
-      try {
-        return { service, dests: await ipvs.listDestinations(service.key) };
-      } catch (error) {
-        if (isCode(error, 'ENOENT', 'ESRCH')) return { service, dests: undefined }; // deleted meanwhile
-        throw error;
-      }
-    });
+    const { concurrency = 8 } = this.options;
+    const listed = await this.scan();
+    const services = listed.map((l) => l.service);
     let changed = false;
     const seen = new Set<string>();
     const work: Array<() => Promise<void>> = [];
@@ -162,15 +230,12 @@ export class IpvsHold {
         seen.add(id);
         const held = this.holds.get(id);
         if (held === undefined) {
-          const h: HeldServer = {
-            podUid: pod.uid, podKey: pod.key, service: service.key, scheduler: service.scheduler, destination: { address: dest.address, port: dest.port, family: dest.family },
-            spec: specOf(dest), originalWeight: dest.weight > 0 ? dest.weight : DEFAULT_ORIGINAL_WEIGHT, recreated: false,
-          };
+          const h = this.newHold(pod, service, dest);
           this.holds.set(id, h);
           changed = true;
-          if (dest.weight !== 0) work.push(() => this.setZero(h, undefined));
+          if (dest.weight !== 0) work.push(async () => void (await this.setZero(h, undefined)));
         } else if (dest.weight !== 0) {
-          work.push(() => this.setZero(held, 'weight'));
+          work.push(async () => void (await this.setZero(held, 'weight')));
         }
       }
     }
@@ -187,7 +252,7 @@ export class IpvsHold {
     if (changed) this.options.hooks?.changed?.();
   }
 
-  private async setZero(held: HeldServer, restore: RestoreAction | undefined): Promise<void> {
+  private async setZero(held: HeldServer, restore: RestoreAction | undefined): Promise<'done' | 'missing' | 'failed'> {
     const log = this.options.logger.child({ pod: held.podKey, ip: held.destination.address });
     try {
       await this.options.ipvs.setDestinationWeight(held.service, held.destination, 0);
@@ -197,8 +262,11 @@ export class IpvsHold {
       } else {
         log.info({ service: serviceId(held.service), originalWeight: held.originalWeight }, 'ipvs: holding real server at weight 0');
       }
+      return 'done';
     } catch (error) {
+      if (isCode(error, 'ENOENT', 'ESRCH')) return 'missing';
       log.warn({ err: error, service: serviceId(held.service) }, 'ipvs: could not set weight 0; retried next interval');
+      return 'failed';
     }
   }
 

@@ -13,6 +13,7 @@ import { CoreV1Api, KubeConfig, ListWatch, Watch, type V1Pod, type V1PodList } f
 import type { Logger } from 'pino';
 import { MANAGED_SELECTOR } from '../src/contract.js';
 import type { PodLike } from '../src/pod/pod-like.js';
+import { prunePod } from '../src/pod/prune.js';
 import type { Clock, TimerHandle } from './clock.js';
 
 export interface PodWatchHandlers {
@@ -54,9 +55,10 @@ class BookmarkWatch extends Watch {
   ): Promise<AbortController> {
     this.onWatch();
     const params = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: this.timeoutSeconds };
-    return super.watch(path, params, (phase, obj, watchObj) => {
+    return super.watch(path, params, (phase: string, obj: unknown, watchObj: unknown) => {
       this.onLine();
-      callback(phase, obj, watchObj);
+      const keep: unknown = phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED' ? prunePod(obj as PodLike) : obj;
+      callback(phase, keep, watchObj);
     }, done);
   }
 }
@@ -83,6 +85,8 @@ export class PodWatch {
     const api = kubeConfig.makeApiClient(CoreV1Api);
     const list = async (): Promise<V1PodList> => {
       const result = await api.listPodForAllNamespaces({ labelSelector: MANAGED_SELECTOR });
+      // Both the library's cache and ours keep only what the agent reads (memory).
+      result.items = result.items.map((pod) => prunePod(pod as PodLike) as V1Pod);
       this.pendingSync = true;
       this.backoffMs = BACKOFF_START_MS;
       return result;

@@ -1,0 +1,166 @@
+/**
+ * bench/agent: the agent's two budgets.
+ *
+ * 1. Reaction time: from a watch event (a pod turns unready in the API stand-in) to weight 0
+ *    on EVERY IPVS real server of that pod, with 1,000 IPVS services on the node. IPVS here is
+ *    the in-memory stand-in (native/lib/memory-ipvs.ts): the host kernel has no IPVS. Goal < 50 ms.
+ *    Baseline, run side by side: the IPVS hold pass alone (IpvsHold.sync on the same table,
+ *    no watch, no plan); the ratio shows what the watch + plan path adds.
+ * 2. Memory: RSS of an agent process with 10,000 managed pods in its cache. Goal < 150 MB.
+ *    Baseline: the same agent process with 0 pods.
+ *
+ *   node --import tsx bench/agent/run.ts [--iterations 20] [--services 1000] [--pods 10000]
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { MemoryConntrack } from '../../native/lib/memory-conntrack.js';
+import { MemoryIpvs } from '../../native/lib/memory-ipvs.js';
+import type { IpvsServiceKey } from '../../native/lib/types.js';
+import { Agent } from '../../agent/agent.js';
+import { AgentMetrics } from '../../agent/metrics.js';
+import { IpvsHold } from '../../agent/ipvs-hold.js';
+import { DEFAULT_FLOW_TIMEOUTS } from '../../agent/flows.js';
+import { loadAgentConfig } from '../../src/config/agent.js';
+import { FakeApiServer } from '../../test/apiserver/server.js';
+import { managedPod, setReady } from '../../test/apiserver/pods.js';
+import { memoryNetlink } from './stand-ins.js';
+
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: number): number => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const ITERATIONS = arg('iterations', 20);
+const SERVICES = arg('services', 1000);
+const PODS = arg('pods', 10_000);
+const TARGET = '10.40.0.1';
+const REPO = new URL('../..', import.meta.url).pathname;
+
+function serviceKey(i: number): IpvsServiceKey {
+  return { family: 4, protocol: 'tcp', address: `10.96.${i >> 8}.${i & 255}`, port: 80 };
+}
+
+/** `services` mh services; the target pod is a real server of the first `held` of them. */
+async function buildTable(services: number, held: number): Promise<MemoryIpvs> {
+  const ipvs = new MemoryIpvs();
+  for (let i = 0; i < services; i++) {
+    const key = serviceKey(i);
+    await ipvs.addService({ key, scheduler: 'mh' });
+    await ipvs.addDestination(key, { address: `10.41.${i >> 8}.${i & 255}`, port: 8080, weight: 1 });
+    await ipvs.addDestination(key, { address: `10.42.${i >> 8}.${i & 255}`, port: 8080, weight: 1 });
+    if (i < held) await ipvs.addDestination(key, { address: TARGET, port: 8080, weight: 1 });
+  }
+  return ipvs;
+}
+
+function stats(samples: number[]): { median: number; p95: number; max: number } {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number): number => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+  return { median: at(0.5), p95: at(0.95), max: s[s.length - 1] ?? NaN };
+}
+
+async function holdPassAlone(held: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < ITERATIONS; i++) {
+    const ipvs = await buildTable(SERVICES, held);
+    const hold = new IpvsHold({ ipvs, logger: pino({ level: 'silent' }) });
+    const t0 = performance.now();
+    await hold.sync([{ uid: 'u', key: 'shop/target', ips: [TARGET] }], new Set());
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+async function watchToWeightZero(held: number, dir: string): Promise<number[]> {
+  const api = new FakeApiServer();
+  await api.start();
+  const kubeconfig = api.writeKubeconfig(join(dir, `kubeconfig-${held}`));
+  api.putPod(managedPod({ name: 'target', nodeName: 'node-0', ips: [TARGET] }));
+  for (let i = 0; i < 50; i++) api.putPod(managedPod({ name: `other-${i}`, nodeName: 'node-0', ips: [`10.41.0.${i}`] }));
+  const ipvs = await buildTable(SERVICES, held);
+  // Observe the moment the last held server reaches weight 0 (and the release back to 1).
+  let zeroes = 0;
+  let restored = 0;
+  let onZero = (): void => undefined;
+  let onRestored = (): void => undefined;
+  const realSet = ipvs.setDestinationWeight.bind(ipvs);
+  ipvs.setDestinationWeight = async (s, d, w) => {
+    await realSet(s, d, w);
+    if (d.address !== TARGET) return;
+    if (w === 0 && ++zeroes === held) onZero();
+    if (w > 0 && ++restored === held) onRestored();
+  };
+  const config = loadAgentConfig({ flags: { nodeName: 'node-0', kubeconfig, stateFile: join(dir, `state-${held}.json`), logLevel: 'silent' }, env: {} });
+  if (!config.ok) throw new Error(config.error.join('; '));
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const agent = new Agent({
+    config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1' },
+    logger: pino({ level: 'silent' }),
+    netlink: memoryNetlink(new MemoryConntrack(), ipvs),
+    kubeConfig: kc,
+    flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
+    metrics: new AgentMetrics({ defaultMetrics: false }),
+  });
+  await agent.start();
+  while (!agent.readiness().ready) await new Promise((r) => setTimeout(r, 20));
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < ITERATIONS + 2; i++) {
+      zeroes = 0;
+      const zero = new Promise<void>((resolve) => (onZero = resolve));
+      const t0 = performance.now();
+      api.modifyPod('shop', 'target', (p) => setReady(p, false));
+      await zero;
+      if (i >= 2) samples.push(performance.now() - t0); // 2 warm-up rounds
+      restored = 0;
+      const back = new Promise<void>((resolve) => (onRestored = resolve));
+      api.modifyPod('shop', 'target', (p) => setReady(p, true));
+      await back;
+    }
+  } finally {
+    await agent.stop();
+    await api.close();
+  }
+  return samples;
+}
+
+async function rssOfAgent(pods: number, dir: string): Promise<{ pods: number; rssMb: number; heapUsedMb: number }> {
+  const kubeconfig = join(dir, `kc-rss-${pods}`);
+  const server = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench/agent/api-child.ts'), kubeconfig, String(pods)], { cwd: REPO, stdio: ['pipe', 'pipe', 'inherit'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('exit', (code) => reject(new Error(`api child exited ${String(code)}`)));
+      server.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('ready')) resolve();
+      });
+    });
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(REPO, 'bench/agent/rss-child.ts'), kubeconfig, String(pods), join(dir, `state-rss-${pods}.json`)], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (code !== 0) throw new Error(`rss child exited ${String(code)}`);
+    return JSON.parse(out.trim().split('\n').pop() ?? '{}') as { pods: number; rssMb: number; heapUsedMb: number };
+  } finally {
+    server.stdin.end();
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'cd-bench-agent-'));
+try {
+  console.log(`bench/agent: ${SERVICES} IPVS services (in-memory stand-in: no IPVS on the host kernel), ${ITERATIONS} iterations`);
+  for (const held of [SERVICES, 1]) {
+    const alone = stats(await holdPassAlone(held));
+    const e2e = stats(await watchToWeightZero(held, dir));
+    console.log(`held servers ${String(held).padStart(4)}: watch event -> weight 0 on all: median ${e2e.median.toFixed(1)} ms, p95 ${e2e.p95.toFixed(1)} ms, max ${e2e.max.toFixed(1)} ms | baseline hold pass alone: median ${alone.median.toFixed(1)} ms | ratio ${(e2e.median / alone.median).toFixed(2)} (goal < 50 ms)`);
+  }
+  const idle = await rssOfAgent(0, dir);
+  const full = await rssOfAgent(PODS, dir);
+  console.log(`agent RSS: ${full.rssMb.toFixed(1)} MB with ${full.pods} managed pods (heap ${full.heapUsedMb.toFixed(1)} MB) | baseline 0 pods: ${idle.rssMb.toFixed(1)} MB | +${(((full.rssMb - idle.rssMb) * 1024) / Math.max(1, full.pods)).toFixed(1)} KB per pod (goal < 150 MB)`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
