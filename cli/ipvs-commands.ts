@@ -14,6 +14,13 @@ export interface ServiceWithDestinations extends IpvsService {
   destinations: IpvsDestination[];
 }
 
+/** Where the commands print results (stdout by default; tests pass their own). */
+export type Print = (text: string) => void;
+
+const printToStdout: Print = (text) => {
+  process.stdout.write(text);
+};
+
 function parseService(text: string): IpvsServiceKey {
   const key = parseServiceKey(text);
   if (key === undefined) throw new InvalidArgumentError('expected PROTO:ADDRESS:PORT (tcp:10.96.0.10:80, udp:[fd00::a]:53) or fwmark:N / fwmark6:N');
@@ -66,7 +73,7 @@ export function formatService(s: ServiceWithDestinations): string {
   return lines.join('\n');
 }
 
-async function runList(flags: { json?: boolean; netns?: string; service?: IpvsServiceKey }): Promise<void> {
+async function runList(flags: { json?: boolean; netns?: string; service?: IpvsServiceKey }, print: Print): Promise<void> {
   const netlink = await openIn('list', flags.netns);
   try {
     const services = flags.service === undefined
@@ -75,8 +82,8 @@ async function runList(flags: { json?: boolean; netns?: string; service?: IpvsSe
     if (flags.service !== undefined && services.length === 0) throw new CliExit(1, `conndrain ipvs list: no such virtual service ${formatServiceKey(flags.service)}`);
     const full: ServiceWithDestinations[] = [];
     for (const service of services) full.push({ ...service, destinations: await netlink.listDestinations(service.key) });
-    if (flags.json === true) process.stdout.write(`${JSON.stringify(full, null, 2)}\n`);
-    else process.stdout.write(full.length === 0 ? 'no IPVS virtual services\n' : `${full.map(formatService).join('\n')}\n`);
+    if (flags.json === true) print(`${JSON.stringify(full, null, 2)}\n`);
+    else print(full.length === 0 ? 'no IPVS virtual services\n' : `${full.map(formatService).join('\n')}\n`);
   } catch (error) {
     throw error instanceof CliExit ? error : failure('list', error);
   } finally {
@@ -84,7 +91,7 @@ async function runList(flags: { json?: boolean; netns?: string; service?: IpvsSe
   }
 }
 
-async function runWeight(service: IpvsServiceKey, dest: IpvsDestinationKey, weight: number, flags: { netns?: string; json?: boolean }): Promise<void> {
+async function runWeight(service: IpvsServiceKey, dest: IpvsDestinationKey, weight: number, flags: { netns?: string; json?: boolean }, print: Print): Promise<void> {
   const netlink = await openIn('weight', flags.netns);
   try {
     const find = async (): Promise<IpvsDestination | undefined> =>
@@ -93,9 +100,9 @@ async function runWeight(service: IpvsServiceKey, dest: IpvsDestinationKey, weig
     await netlink.setDestinationWeight(service, dest, weight);
     const after = await find();
     if (flags.json === true) {
-      process.stdout.write(`${JSON.stringify({ service, destination: dest, before, after }, null, 2)}\n`);
+      print(`${JSON.stringify({ service, destination: dest, before, after }, null, 2)}\n`);
     } else {
-      process.stdout.write(`${formatServiceKey(service)} -> ${formatDestinationKey(dest)}: weight ${String(before?.weight)} -> ${String(after?.weight)} (forwarding ${String(after?.forwarding)} kept)\n`);
+      print(`${formatServiceKey(service)} -> ${formatDestinationKey(dest)}: weight ${String(before?.weight)} -> ${String(after?.weight)} (forwarding ${String(after?.forwarding)} kept)\n`);
     }
   } catch (error) {
     throw failure('weight', error);
@@ -104,7 +111,7 @@ async function runWeight(service: IpvsServiceKey, dest: IpvsDestinationKey, weig
   }
 }
 
-export function registerIpvsCommands(program: Command): void {
+export function registerIpvsCommands(program: Command, print: Print = printToStdout): void {
   const ipvs = program
     .command('ipvs')
     .description("the node's IPVS virtual services and real servers (generic netlink, no ipvsadm)");
@@ -116,7 +123,7 @@ export function registerIpvsCommands(program: Command): void {
     .addOption(new Option('--json', 'machine-readable output'))
     .addOption(new Option('--netns <name>', 'network namespace under /var/run/netns (this one when absent)'))
     .addHelpText('after', '\nExample:\n  conndrain ipvs list --json\n  conndrain ipvs list --service tcp:10.96.0.10:80')
-    .action(async (flags: { json?: boolean; netns?: string; service?: IpvsServiceKey }) => runList(flags));
+    .action(async (flags: { json?: boolean; netns?: string; service?: IpvsServiceKey }) => runList(flags, print));
 
   ipvs
     .command('weight')
@@ -127,5 +134,5 @@ export function registerIpvsCommands(program: Command): void {
     .addOption(new Option('--json', 'machine-readable output (the destination before and after)'))
     .addOption(new Option('--netns <name>', 'network namespace under /var/run/netns (this one when absent)'))
     .addHelpText('after', '\nExample (drain one real server of a service):\n  conndrain ipvs weight tcp:10.96.0.10:80 10.244.1.5:8080 0')
-    .action(async (service: IpvsServiceKey, dest: IpvsDestinationKey, weight: number, flags: { netns?: string; json?: boolean }) => runWeight(service, dest, weight, flags));
+    .action(async (service: IpvsServiceKey, dest: IpvsDestinationKey, weight: number, flags: { netns?: string; json?: boolean }) => runWeight(service, dest, weight, flags, print));
 }
