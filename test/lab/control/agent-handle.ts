@@ -58,7 +58,8 @@ export class AgentHandle {
       const early = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(undefined), 200))]);
       if (early instanceof Error && early.message.includes('exited')) throw early;
     }
-    throw new Error(`agent ${this.nodeName}: /readyz not 200 within ${timeoutMs} ms; stderr: ${this.process.recentStderr.slice(-2000)}`);
+    const lastLogs = this.process.lines.slice(-8).map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
+    throw new Error(`agent ${this.nodeName}: /readyz not 200 within ${timeoutMs} ms; last log lines:\n${lastLogs}\nstderr: ${this.process.recentStderr.slice(-2000)}`);
   }
 
   /** Log lines the agent wrote (pino JSON on stdout). */
