@@ -15,6 +15,6 @@ const files = readdirSync(new URL('.', import.meta.url))
   .sort()
   .map((name) => `native/test/${name}`);
 
-test('IPVS on a real kernel (QEMU guest)', { skip: availability.ok ? false : availability.reason, timeout: 900_000 }, async (t) => {
-  await runAndReportGuestTests(t, files, { timeoutMs: 780_000 });
+test('IPVS on a real kernel (QEMU guest)', { skip: availability.ok ? false : availability.reason, timeout: 1_320_000 }, async (t) => {
+  await runAndReportGuestTests(t, files, { timeoutMs: 1_200_000 });
 });
