@@ -7,7 +7,7 @@ import { runInGuest } from './run-in-guest.js';
 
 const availability = checkGuestAvailability();
 
-test('runInGuest: Debian kernel, IPVS loaded, exit status, output, env and job files', { skip: availability.ok ? false : availability.reason, timeout: 240_000 }, async () => {
+test('runInGuest: Debian kernel, IPVS loaded, exit status, output, env and job files', { skip: availability.ok ? false : availability.reason, timeout: 600_000 }, async () => {
   const probe = `/usr/conndrain-vm-probe-${randomBytes(6).toString('hex')}`;
   const result = await runInGuest({
     command: [
@@ -21,7 +21,7 @@ test('runInGuest: Debian kernel, IPVS loaded, exit status, output, env and job f
     ].join('\n'),
     env: { GREETING: "it's here" },
     files: { 'input.txt': 'from-host\n' },
-    timeoutMs: 180_000,
+    timeoutMs: 540_000,
   });
   assert.equal(result.timedOut, false);
   assert.equal(result.exitCode, 7, result.output + result.console.slice(-2000));
