@@ -30,7 +30,7 @@ export async function writeScenarioResults(dir: string, report: ScenarioReport):
   const markdown = [
     `# Lab scenario \`${report.scenario}\``,
     '',
-    `Measured ${when} with \`${report.command}\` (kernel ${release()}, ${cpus().length} CPUs, load average ${load.toFixed(1)} when it finished${load > cpus().length ? ': other jobs shared the machine, timings are pessimistic' : ''}).`,
+    `Measured ${when} with \`${report.command}\` (host kernel ${release()}, ${cpus().length} CPUs, load average ${load.toFixed(1)} when it finished${load > cpus().length ? ': other jobs shared the machine, timings are pessimistic' : ''}).`,
     '',
     report.table,
     '',
