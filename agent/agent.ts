@@ -329,7 +329,8 @@ export class Agent {
       }
     }
     this.metrics.ipvsServersHeld.set(this.hold.size);
-    await this.writer.save();
+    // Written in the background (coalesced): an fsync must not delay the next event's hold.
+    void this.writer.save();
     if (this.watch.synced) this.planned = true;
   }
 
