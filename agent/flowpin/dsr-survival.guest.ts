@@ -161,7 +161,7 @@ class Lab {
       const ipvs = openNetlink({ netns: ns });
       await ipvs.addService({ key: SERVICE, scheduler: 'mh', flags: MH_FALLBACK_PORT });
       for (const address of [POD_A, POD_B]) await ipvs.addDestination(SERVICE, { address, port: 80, weight: 1, forwarding: 'tunnel', tunnelType: 'ipip' });
-      const nft = createNft({ prefix: ['ip', 'netns', 'exec', ns] });
+      const nft = createNft({ prefix: ['ip', 'netns', 'exec', ns], timeoutMs: 120_000 }); // TCG guests on a busy host are slow
       const hold = new IpvsHold({ ipvs, logger, skipService: (key) => key.fwmark !== undefined && inRange(range, key.fwmark) });
       const flowpin = new FlowpinController({ ipvs, nft, range, logger: logger.child({ node: ns }), held: () => hold.list(), readSloppyTcp: () => Promise.resolve(Number(sh(`ip netns exec ${ns} cat /proc/sys/net/ipv4/vs/sloppy_tcp`).trim())) });
       this.nodes.push({ ns, ipvs, nft, hold, flowpin });

@@ -33,13 +33,19 @@ export class NftError extends Error {
   }
 }
 
-function run(options: NftOptions, args: readonly string[], stdin?: string): Promise<string> {
+function run(options: NftOptions, args: readonly string[]): Promise<string> {
   const words = [...(options.prefix ?? []), options.binary ?? 'nft', ...args];
   return new Promise((resolve, reject) => {
-    const child = spawn(words[0] ?? 'nft', words.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
+    // stdin is not used: writing to a child that already exited raises EPIPE on its stdin stream.
+    const child = spawn(words[0] ?? 'nft', words.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 10_000);
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     child.once('error', (error) => {
@@ -49,9 +55,9 @@ function run(options: NftOptions, args: readonly string[], stdin?: string): Prom
     child.once('close', (code) => {
       clearTimeout(timer);
       if (code === 0) resolve(stdout);
+      else if (timedOut) reject(new NftError(`${words.join(' ')} killed after ${timeoutMs} ms`, code, stderr));
       else reject(new NftError(`${words.join(' ')} exited ${String(code)}: ${stderr.trim()}`, code, stderr));
     });
-    child.stdin.end(stdin ?? '');
   });
 }
 
