@@ -82,6 +82,7 @@ describe('janitor (real conntrack in a node namespace)', () => {
   it('deletes only never-owned entries, only after the grace, and never one whose endpoint appeared during the grace', async () => {
     janitor.upsertSlice(dnsSlice());
     janitor.markSynced();
+    const beforeFirstScan = Date.now(); // entries are first seen stale after this
     const first = await janitor.scan();
     assert.equal(first?.stale, 5, 'NEVER x3 + LATE x2; the live pod\'s IP is not stale');
     assert.equal(first?.livePodSkips, 2);
@@ -95,12 +96,13 @@ describe('janitor (real conntrack in a node namespace)', () => {
     assert.equal(second?.stale, 3);
     assert.equal(second?.deleted, 0);
 
-    await sleep(t0 + GRACE_MS - 300 - Date.now());
-    assert.equal(node.entriesTo(NEVER, 53), 3, 'still within the grace');
+    const checkAt = Date.now();
+    const present = node.entriesTo(NEVER, 53);
+    if (checkAt < beforeFirstScan + GRACE_MS) assert.equal(present, 3, 'still within the grace');
     // The janitor scans again by itself once the first stale entries' grace is over.
-    while (node.entriesTo(NEVER, 53) > 0 && Date.now() < t0 + GRACE_MS + 3000) await sleep(100);
+    while (node.entriesTo(NEVER, 53) > 0 && Date.now() < t0 + GRACE_MS + 20_000) await sleep(100);
     assert.equal(node.entriesTo(NEVER, 53), 0);
-    assert.ok(Date.now() - t0 > GRACE_MS, 'not before the grace');
+    assert.ok(Date.now() - beforeFirstScan > GRACE_MS, 'not before the grace');
     await janitor.scan(); // joins the deleting scan (the kernel is faster than its await)
     for (const [ip, n] of [[OWNED, 2], [TERMINATING, 2], [REUSED_POD, 2], [LATE, 2]] as const) assert.equal(node.entriesTo(ip, 53), n, ip);
     assert.equal(await metricValue(AGENT_METRICS.staleDeleted, 'udp'), 3);
@@ -117,9 +119,10 @@ describe('janitor (real conntrack in a node namespace)', () => {
     assert.notEqual(janitor.lastReport, before, 'a scan ran after the removal');
     assert.equal(janitor.lastReport?.deleted, 0, 'the first scan after the removal only starts the grace');
     assert.equal(janitor.lastReport?.waiting, 2);
-    const deadline = Date.now() + GRACE_MS + 3000;
+    const deadline = Date.now() + GRACE_MS + 20_000;
     while (node.entriesTo(LATE, 53) > 0 && Date.now() < deadline) await sleep(100);
     assert.equal(node.entriesTo(LATE, 53), 0, 'deleted by the follow-up scan');
+    await janitor.scan(); // joins the deleting scan, whose log follows the kernel's delete
     const line = logLines.find((l) => l.service === 'udp 10.96.0.14:53');
     assert.equal(line?.serviceName, 'kube-system/kube-dns', 'the last owner is named');
     for (const [ip, n] of [[OWNED, 2], [TERMINATING, 2], [REUSED_POD, 2]] as const) assert.equal(node.entriesTo(ip, 53), n, ip);
