@@ -22,7 +22,11 @@ function record(line: Record<string, unknown>): void {
   appendFileSync(results, `${JSON.stringify(line)}\n`);
 }
 
-const modes = isAgentCommandAvailable() ? [false, true] : [false];
+// The with-conndrain runs start real agents in the TCG guest, which did not become ready within
+// 180 s on the shared 2-CPU machine (2026-12-02) and can take the guest to its timeout: they run
+// only when asked (CONNDRAIN_LAB_VM_WITH=1), so `npm test` stays inside CI's time budget.
+const withRequested = process.env.CONNDRAIN_LAB_VM_WITH === '1';
+const modes = isAgentCommandAvailable() && withRequested ? [false, true] : [false];
 for (const scenario of process.argv.slice(2)) {
   for (const withConndrain of modes) {
     const mode = withConndrain ? 'with' : 'without';
@@ -37,6 +41,6 @@ for (const scenario of process.argv.slice(2)) {
       log(`${scenario} ${mode} failed: ${(error as Error).stack ?? String(error)}`);
     }
   }
-  if (!modes.includes(true)) record({ scenario, mode: 'with', skipped: '`conndrain agent` is not available in this checkout' });
+  if (!modes.includes(true)) record({ scenario, mode: 'with', skipped: withRequested ? '`conndrain agent` is not available in this checkout' : 'with-conndrain VM runs are opt-in: CONNDRAIN_LAB_VM_WITH=1' });
 }
 
