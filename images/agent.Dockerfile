@@ -33,6 +33,10 @@ RUN npm run build \
 
 FROM node:24-bookworm-slim AS runtime
 # npm and yarn are not needed at run time: less to patch.
+# nftables: flow pinning replaces conndrain's table with `nft -j -f` (JSON transaction).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends nftables \
+ && rm -rf /var/lib/apt/lists/*
 RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /opt/yarn-* /usr/local/bin/yarn /usr/local/bin/yarnpkg
 WORKDIR /app
 ENV NODE_ENV=production
