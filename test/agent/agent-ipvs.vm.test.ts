@@ -9,7 +9,7 @@ import { checkGuestAvailability } from '../vm/kernel.js';
 import { describeRunProblem, reportGuestTests, runGuestTests } from '../vm/guest-tests.js';
 
 const availability = checkGuestAvailability();
-// Opt-in for now: on this 2-core host under TCG (and heavy load from the other suites) the two
+// History: on this 2-core host under TCG (and heavy load from the other suites) the two
 // agent processes (tsx + @kubernetes/client-node) printed nothing within 7 minutes of boot, so
 // the run never reached the test proper. On a quiet machine it passes in ~95 s (2026-12-02 19:33),
 // so it runs by default; CONNDRAIN_AGENT_VM=0 skips it on a host too loaded for TCG.
