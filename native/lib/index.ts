@@ -7,10 +7,14 @@
  */
 import { loadAddon, toNetlinkError, type RawAddon, type RawHandle, type RawOpenOptions } from './addon.js';
 import { toDeleteResult, toEntry, toRawFillSpec, toRawFilter, type ConntrackFillResult, type ConntrackFillSpec, type RawDeleteResult, type RawListResult } from './conntrack-convert.js';
+import { checkEventsOptions } from './conntrack-events-common.js';
+import { NativeConntrackEvents } from './conntrack-events-native.js';
 import { checkDeleteOptions, checkListOptions } from './conntrack-validate.js';
 import { NativeIpvs } from './ipvs-native.js';
 import type {
   ConntrackEntry,
+  ConntrackEventIndex,
+  ConntrackEventsOptions,
   ConntrackStats,
   DeleteConntrackOptions,
   DeleteConntrackResult,
@@ -38,12 +42,13 @@ export class NativeNetlink implements NetlinkApi {
   private constructor(
     private readonly addon: RawAddon,
     private readonly handle: RawHandle,
+    private readonly netns: string | undefined,
   ) {}
 
   static open(options: NativeOpenOptions = {}): NativeNetlink {
     const addon = loadAddon();
     try {
-      return new NativeNetlink(addon, addon.open(options));
+      return new NativeNetlink(addon, addon.open(options), options.netns);
     } catch (error) {
       throw toNetlinkError('open', error);
     }
@@ -73,6 +78,12 @@ export class NativeNetlink implements NetlinkApi {
 
   async conntrackStats(): Promise<ConntrackStats> {
     return this.invoke<ConntrackStats>('conntrackStats', 'ct_stats', {});
+  }
+
+  /** A conntrack event subscription and flow index of its own (own sockets, own reader thread),
+   * in this handle's network namespace. See ConntrackEventIndex. */
+  async openConntrackEvents(options?: ConntrackEventsOptions): Promise<ConntrackEventIndex> {
+    return NativeConntrackEvents.open(this.addon, this.netns, checkEventsOptions(options));
   }
 
   /** TEST AND BENCH SUPPORT (not in NetlinkApi): creates entries with batched IPCTNL_MSG_CT_NEW. */

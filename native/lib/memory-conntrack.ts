@@ -9,9 +9,13 @@ import type { ConntrackFillResult, ConntrackFillSpec } from './conntrack-convert
 import { expandFillSpec } from './conntrack-fill.js';
 import { PROTOCOL_NUMBERS, protocolName, statusBits, statusFlagNames } from './conntrack-names.js';
 import { checkDeleteOptions, checkListOptions, type CheckedFilter } from './conntrack-validate.js';
+import { MemoryConntrackEvents } from './memory-conntrack-events.js';
 import type {
   ConntrackApi,
   ConntrackEntry,
+  ConntrackEventIndex,
+  ConntrackEventsApi,
+  ConntrackEventsOptions,
   ConntrackStats,
   ConntrackTuple,
   DeleteConntrackOptions,
@@ -33,8 +37,13 @@ export interface MemoryConntrackOptions {
   cpus?: number;
 }
 
-export class MemoryConntrack implements ConntrackApi {
+/** What the stand-in's event subscribers hear: an entry created, changed or removed. */
+export type MemoryConntrackEvent = 'new' | 'update' | 'destroy';
+export type MemoryConntrackListener = (kind: MemoryConntrackEvent, entry: ConntrackEntry) => void;
+
+export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
   private readonly table = new Map<number, ConntrackEntry>();
+  private readonly listeners = new Set<MemoryConntrackListener>();
   /** Tuple keys (both directions) -> entry id, as the kernel's hash lookup. */
   private readonly byTuple = new Map<string, number>();
   private nextId = 1;
@@ -60,7 +69,40 @@ export class MemoryConntrack implements ConntrackApi {
     if (keys.some((k) => this.byTuple.has(k))) throw Object.assign(new Error('entry exists'), { errno: constants.errno.EEXIST });
     this.table.set(full.id, full);
     for (const k of keys) this.byTuple.set(k, full.id);
+    this.emit('new', full);
     return full;
+  }
+
+  /** Changes an entry in place (state, timeout, status...), as a packet would; an `update` event. */
+  updateEntry(id: number, patch: Partial<Pick<ConntrackEntry, 'state' | 'timeout' | 'status' | 'mark'>>): boolean {
+    const entry = this.table.get(id);
+    if (entry === undefined) return false;
+    Object.assign(entry, patch);
+    entry.status = (entry.status | IPS_CONFIRMED) >>> 0;
+    entry.statusFlags = statusFlagNames(entry.status);
+    this.emit('update', entry);
+    return true;
+  }
+
+  /** The entry with this original tuple and zone (the kernel's exact-tuple GET), copied. */
+  getByOriginal(protocolNumber: number, zone: number, original: ConntrackTuple): ConntrackEntry | undefined {
+    const id = this.byTuple.get(tupleKey(protocolNumber, zone, original));
+    const entry = id === undefined ? undefined : this.table.get(id);
+    return entry === undefined || tupleKey(entry.protocolNumber, entry.zone, entry.original) !== tupleKey(protocolNumber, zone, original) ? undefined : structuredClone(entry);
+  }
+
+  /** Event subscription (what ctnetlink multicasts); returns the unsubscribe function. */
+  subscribe(listener: MemoryConntrackListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(kind: MemoryConntrackEvent, entry: ConntrackEntry): void {
+    for (const listener of this.listeners) listener(kind, structuredClone(entry));
+  }
+
+  openConntrackEvents(options?: ConntrackEventsOptions): Promise<ConntrackEventIndex> {
+    return settle(() => new MemoryConntrackEvents(this, options));
   }
 
   /** Test support with the addon's semantics (see ConntrackFillSpec). */
@@ -102,6 +144,7 @@ export class MemoryConntrack implements ConntrackApi {
     this.table.delete(id);
     this.byTuple.delete(tupleKey(entry.protocolNumber, entry.zone, entry.original));
     this.byTuple.delete(tupleKey(entry.protocolNumber, entry.zone, entry.reply));
+    this.emit('destroy', entry);
     return true;
   }
 

@@ -107,6 +107,116 @@ export interface ConntrackApi {
   conntrackStats(): Promise<ConntrackStats>;
 }
 
+/**
+ * The event-indexed view of conntrack (issue #8): a subscription to ctnetlink events (new,
+ * update, destroy) on its own socket, filtered in the kernel by a classic BPF program built for
+ * the watched addresses, feeding an index of the live flows of those addresses. An entry
+ * concerns an address when its ORIGINAL DESTINATION or its REPLY SOURCE is that address (direct
+ * / IPIP traffic and DNATed service traffic), IPv4 and IPv6.
+ *
+ * The index is "fresh" only while no event may have been lost: an overrun of the event socket
+ * (ENOBUFS) marks it stale until one filtered dump pass (resync) rebuilds it. Never treat an
+ * empty answer from a stale index as "no flows": fall back to a dump (listConntrack).
+ */
+export interface ConntrackIndexFlows {
+  /** false: events may have been lost (overrun), or an address is not watched; fall back to a dump. */
+  fresh: boolean;
+  /** Flows whose original destination or reply source is one of the addresses (each once). */
+  flows: ConntrackEntry[];
+  /** Entries refreshed by an exact-tuple GET (UDP/SCTP/other: their timeout tells when they were last seen). */
+  refreshed: number;
+}
+
+export interface ConntrackIndexStats {
+  watchedAddresses: number;
+  /** Flows in the index now. */
+  flows: number;
+  /** Events read from the subscription socket (after the kernel-side filter). */
+  events: number;
+  /** Events read but concerning no watched address (the userspace check; ~0 with the BPF filter). */
+  eventsFilteredOut: number;
+  /** ENOBUFS on the event socket: the kernel dropped events. */
+  overruns: number;
+  /** Completed resynchronising dump passes. */
+  resyncs: number;
+  /** The index may have missed events: flowsOf answers fresh=false until a resync. */
+  stale: boolean;
+  /** Memory one indexed flow costs (record + hash bucket), bytes. */
+  bytesPerFlow: number;
+  /** Memory the index holds now (records and buckets, allocated capacity), bytes. */
+  indexBytes: number;
+  /** At most this many flows are indexed; beyond it the index turns stale (and counts flowsDropped). */
+  maxFlows: number;
+  flowsDropped: number;
+  /** Where unrelated events are dropped: 'bpf' in the kernel, 'userspace' when the set is too large for classic BPF. */
+  filter: 'bpf' | 'userspace';
+  /** Instructions of the attached classic BPF program (0 in userspace mode). */
+  filterInstructions: number;
+  /** Entries deleted by exact tuple from the index / found already gone. */
+  deletedByIndex: number;
+  alreadyGone: number;
+  /** Verification dump passes, and the entries they deleted that the index had missed. */
+  verifyPasses: number;
+  verifyDeleted: number;
+  /** Exact-tuple GETs sent to refresh entries. */
+  gets: number;
+}
+
+export interface ConntrackDeleteIndexedResult {
+  /** The index was fresh for these addresses: run verify() when false. */
+  fresh: boolean;
+  deleted: number;
+  /** ENOENT: the entry expired or was deleted meanwhile. */
+  alreadyGone: number;
+  failed: number;
+  /** Deleted (or already gone) entries per protocol name. */
+  byProtocol: Record<string, number>;
+  ms: number;
+}
+
+export interface ConntrackVerifyResult {
+  /** Entries the dump pass found and deleted: the ones the index missed. */
+  deleted: number;
+  alreadyGone: number;
+  failed: number;
+  /** Entries the dump walked. */
+  scanned: number;
+  ms: number;
+}
+
+export interface ConntrackEventIndex {
+  /** Replaces the watched set: the kernel-side filter is swapped atomically, then ONE filtered
+   * dump pass indexes the flows of newly added addresses (resolves when they are trustworthy).
+   * Flows of removed addresses leave the index. */
+  setWatchedAddresses(addresses: string[]): Promise<void>;
+  /** The indexed flows of these addresses; entries that are not TCP get their current timeout by
+   * an exact-tuple GET (and leave the index when the kernel says ENOENT). No table dump. */
+  flowsOf(addresses: string[]): Promise<ConntrackIndexFlows>;
+  /** Deletes every indexed flow of these addresses by exact original tuple + zone (+ id), batched. */
+  deleteFlowsOf(addresses: string[]): Promise<ConntrackDeleteIndexedResult>;
+  /** One dump pass for these addresses that deletes whatever is left (what the index missed). */
+  verify(addresses: string[]): Promise<ConntrackVerifyResult>;
+  /** One filtered dump pass over every watched address; clears `stale` unless events were lost meanwhile. */
+  resync(): Promise<void>;
+  /** A snapshot of the counters (synchronous, cheap). */
+  stats(): ConntrackIndexStats;
+  /** Stops the subscription and frees the index; later calls reject with EBADF. */
+  close(): void;
+}
+
+export interface ConntrackEventsOptions {
+  /** SO_RCVBUF of the event socket (default 8 MiB; tests use tiny values to force overruns). */
+  recvBufferBytes?: number;
+  /** Most flows indexed (default 1,048,576). */
+  maxFlows?: number;
+  /** Resync by itself (in the background) after an overrun (default true). */
+  autoResync?: boolean;
+}
+
+export interface ConntrackEventsApi {
+  openConntrackEvents(options?: ConntrackEventsOptions): Promise<ConntrackEventIndex>;
+}
+
 export type IpvsProtocol = 'tcp' | 'udp' | 'sctp';
 
 /** How IPVS identifies a virtual service: by address/port/protocol or by firewall mark. */
@@ -180,7 +290,7 @@ export interface IpvsApi {
   deleteService(service: IpvsServiceKey): Promise<void>;
 }
 
-export interface NetlinkApi extends ConntrackApi, IpvsApi {
+export interface NetlinkApi extends ConntrackApi, ConntrackEventsApi, IpvsApi {
   /** Releases the sockets; later calls reject. */
   close(): void;
 }
