@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { ConntrackEntry, ConntrackMatch, ConntrackProtocol, ConntrackStats, ConntrackTuple, DeleteConntrackResult, NetlinkError } from '../native/lib/types.js';
+import type { ConntrackEntry, ConntrackEntryRef, ConntrackMatch, ConntrackProtocol, ConntrackStats, ConntrackTuple, DeleteConntrackResult, NetlinkError } from '../native/lib/types.js';
 import { CliExit } from './exit.js';
 import { addStaleCommand } from './stale-command.js';
 
@@ -135,10 +136,49 @@ async function runList(flags: FilterFlags & { limit?: number }): Promise<void> {
   }
 }
 
-async function runDelete(flags: FilterFlags & { dryRun?: boolean }): Promise<void> {
+/** Entries as `conntrack list --json` prints them (a JSON array), from a file or `-` (stdin). */
+function readEntries(path: string): ConntrackEntryRef[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path === '-' ? 0 : path, 'utf8'));
+  } catch (error) {
+    throw new CliExit(2, `conndrain conntrack delete: --entries ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (!Array.isArray(parsed)) throw new CliExit(2, `conndrain conntrack delete: --entries ${path} must hold a JSON array of entries (what \`conndrain conntrack list --json\` prints)`);
+  return parsed as ConntrackEntryRef[];
+}
+
+/** `delete --entries`: exactly these entries, by original tuple + zone (+ id), no dump pass. */
+async function runDeleteEntries(flags: FilterFlags & { dryRun?: boolean; entries: string }): Promise<void> {
+  if ((flags.address ?? []).length > 0 || flags.match !== undefined || flags.protocol !== undefined || flags.zone !== undefined) {
+    throw new CliExit(2, 'conndrain conntrack delete: --entries deletes exactly the listed entries; it takes no --address/--match/--protocol/--zone');
+  }
+  const entries = readEntries(flags.entries);
+  if (flags.dryRun === true) {
+    print(flags.json === true ? JSON.stringify({ entries: entries.length, dryRun: true }) : `would delete ${entries.length} listed entries`);
+    return;
+  }
+  const { api } = await openIn('delete', flags.netns);
+  let result: Awaited<ReturnType<typeof api.deleteConntrackEntries>>;
+  try {
+    result = await api.deleteConntrackEntries(entries);
+  } catch (error) {
+    throw failure('delete', error);
+  } finally {
+    api.close();
+  }
+  print(flags.json === true ? JSON.stringify(result) : `deleted ${result.deleted} of ${entries.length} listed entries (already gone ${result.alreadyGone}, failed ${result.failed}) in ${result.ms.toFixed(1)} ms`);
+  if (result.failed > 0) throw new CliExit(1);
+}
+
+async function runDelete(flags: FilterFlags & { dryRun?: boolean; entries?: string }): Promise<void> {
+  if (flags.entries !== undefined) {
+    await runDeleteEntries({ ...flags, entries: flags.entries });
+    return;
+  }
   const addresses = flags.address ?? [];
   const protocols = flags.protocol ?? [];
-  if (addresses.length === 0) throw new CliExit(2, 'conndrain conntrack delete: give at least one --address (nothing is deleted without one)');
+  if (addresses.length === 0) throw new CliExit(2, 'conndrain conntrack delete: give at least one --address (nothing is deleted without one), or --entries FILE');
   const { api } = await openIn('delete', flags.netns);
   let result: DeleteConntrackResult;
   try {
@@ -188,13 +228,15 @@ Examples:
       await runList(flags);
     });
 
-  addFilterOptions(conntrack.command('delete').description('delete the entries of the given addresses in one table pass (batched, verified by the kernel\'s answers)'), `default: ${DELETE_DEFAULT_MATCH.join(',')}`)
+  addFilterOptions(conntrack.command('delete').description('delete the entries of the given addresses in one table pass, or exactly the --entries given (batched, verified by the kernel\'s answers)'), `default: ${DELETE_DEFAULT_MATCH.join(',')}`)
     .addOption(new Option('--dry-run', 'count what would be deleted, delete nothing'))
+    .addOption(new Option('--entries <file>', 'delete exactly these entries (JSON array as `list --json` prints; - = stdin) by original tuple, zone and id: no table pass, a newer entry reusing a tuple is left alone'))
     .addHelpText('after', `
-Example:
+Examples:
   conndrain conntrack delete --address 10.244.1.7 --address fd00:244::7 --match replySrc,origDst --dry-run
+  conndrain conntrack list --address 10.244.1.7 --match replySrc --protocol udp --json > e.json && conndrain conntrack delete --entries e.json
 Exit code: 0 done, 1 some delete failed (or netlink error), 2 bad arguments.`)
-    .action(async (flags: FilterFlags & { dryRun?: boolean }) => {
+    .action(async (flags: FilterFlags & { dryRun?: boolean; entries?: string }) => {
       await runDelete(flags);
     });
 

@@ -13,6 +13,7 @@
             "src/ct_filter.c",
             "src/ct_parse.c",
             "src/conntrack.c",
+            "src/ct_tuple_delete.c",
             "src/netns.c",
             "src/nl_batch.c",
             "src/genl.c",

@@ -9,13 +9,17 @@ import { loadAddon, toNetlinkError, type RawAddon, type RawHandle, type RawOpenO
 import { toDeleteResult, toEntry, toRawFillSpec, toRawFilter, type ConntrackFillResult, type ConntrackFillSpec, type RawDeleteResult, type RawListResult } from './conntrack-convert.js';
 import { checkEventsOptions } from './conntrack-events-common.js';
 import { NativeConntrackEvents } from './conntrack-events-native.js';
+import { checkEntryRefs, protocolKey } from './conntrack-entry-refs.js';
 import { checkDeleteOptions, checkListOptions } from './conntrack-validate.js';
 import { NativeIpvs } from './ipvs-native.js';
 import type {
   ConntrackEntry,
   ConntrackEventIndex,
   ConntrackEventsOptions,
+  ConntrackEntryRef,
   ConntrackStats,
+  DeleteConntrackEntriesResult,
+  DeleteCountsByProtocol,
   DeleteConntrackOptions,
   DeleteConntrackResult,
   IpvsDestination,
@@ -33,11 +37,26 @@ export * from './types.js';
 export type { ConntrackFillSpec, ConntrackFillResult, RawDeleteResult, RawListResult } from './conntrack-convert.js';
 
 /** Knobs beyond OpenOptions; the small-buffer ones are test support for edge paths. */
+/** What ct_delete_tuples answers: the public counts (byProtocol keyed by number) plus diagnostics. */
+export interface RawDeleteEntriesResult {
+  deleted: number;
+  alreadyGone: number;
+  failed: number;
+  firstErrno: number;
+  byProtocol: Record<string, DeleteCountsByProtocol>;
+  sends: number;
+  ackOverruns: number;
+  resent: number;
+  ms: number;
+}
+
 export type NativeOpenOptions = OpenOptions & Omit<RawOpenOptions, 'netns'>;
 
 export class NativeNetlink implements NetlinkApi {
   /** Diagnostics of the last deleteConntrack (batches, ACK overruns, resends...), for tests/benches. */
   lastDelete: RawDeleteResult | undefined;
+  /** Diagnostics of the last deleteConntrackEntries (sends, ACK overruns, resends, first errno). */
+  lastDeleteEntries: RawDeleteEntriesResult | undefined;
 
   private constructor(
     private readonly addon: RawAddon,
@@ -67,6 +86,16 @@ export class NativeNetlink implements NetlinkApi {
     const raw = await this.invoke<RawDeleteResult>('deleteConntrack', 'ct_delete', { ...toRawFilter(checked), dryRun: checked.dryRun });
     this.lastDelete = raw;
     return toDeleteResult(raw);
+  }
+
+  async deleteConntrackEntries(entries: readonly ConntrackEntryRef[]): Promise<DeleteConntrackEntriesResult> {
+    const checked = checkEntryRefs('deleteConntrackEntries', entries);
+    if (checked.length === 0) return { deleted: 0, alreadyGone: 0, failed: 0, byProtocol: {}, ms: 0 };
+    const raw = await this.invoke<RawDeleteEntriesResult>('deleteConntrackEntries', 'ct_delete_tuples', { entries: checked });
+    this.lastDeleteEntries = raw;
+    const byProtocol: Record<string, DeleteCountsByProtocol> = {};
+    for (const [n, counts] of Object.entries(raw.byProtocol)) byProtocol[protocolKey(Number(n))] = counts;
+    return { deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, byProtocol, ms: raw.ms };
   }
 
   async listConntrack(options?: ListConntrackOptions): Promise<ConntrackEntry[]> {

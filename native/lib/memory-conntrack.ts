@@ -8,6 +8,7 @@ import { addressKey } from './conntrack-address.js';
 import type { ConntrackFillResult, ConntrackFillSpec } from './conntrack-convert.js';
 import { expandFillSpec } from './conntrack-fill.js';
 import { PROTOCOL_NUMBERS, protocolName, statusBits, statusFlagNames } from './conntrack-names.js';
+import { checkEntryRefs, countByProtocol } from './conntrack-entry-refs.js';
 import { checkDeleteOptions, checkListOptions, type CheckedFilter } from './conntrack-validate.js';
 import { MemoryConntrackEvents } from './memory-conntrack-events.js';
 import type {
@@ -16,7 +17,9 @@ import type {
   ConntrackEventIndex,
   ConntrackEventsApi,
   ConntrackEventsOptions,
+  ConntrackEntryRef,
   ConntrackStats,
+  DeleteConntrackEntriesResult,
   ConntrackTuple,
   DeleteConntrackOptions,
   DeleteConntrackResult,
@@ -155,6 +158,29 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
 
   deleteConntrack(options: DeleteConntrackOptions): Promise<DeleteConntrackResult> {
     return settle(() => this.deleteNow(options));
+  }
+
+  deleteConntrackEntries(entries: readonly ConntrackEntryRef[]): Promise<DeleteConntrackEntriesResult> {
+    return settle(() => {
+      const checked = checkEntryRefs('deleteConntrackEntries', entries);
+      const started = performance.now();
+      const result: DeleteConntrackEntriesResult = { deleted: 0, alreadyGone: 0, failed: 0, byProtocol: {}, ms: 0 };
+      for (const ref of checked) {
+        // The kernel's lookup: original tuple in the zone (either direction's tuple hashes), then CTA_ID.
+        const id = this.byTuple.get(tupleKey(ref.protocolNumber, ref.zone, ref.original));
+        const entry = id === undefined ? undefined : this.table.get(id);
+        const gone = entry === undefined || entry.family !== ref.family || (ref.id !== undefined && entry.id !== ref.id);
+        if (gone || !this.expire(entry.id)) {
+          result.alreadyGone++;
+          countByProtocol(result.byProtocol, ref.protocolNumber, 'alreadyGone');
+        } else {
+          result.deleted++;
+          countByProtocol(result.byProtocol, ref.protocolNumber, 'deleted');
+        }
+      }
+      result.ms = performance.now() - started;
+      return result;
+    });
   }
 
   listConntrack(options?: ListConntrackOptions): Promise<ConntrackEntry[]> {

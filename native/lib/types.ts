@@ -43,6 +43,40 @@ export interface DeleteConntrackResult {
   ms: number;
 }
 
+/**
+ * One entry to delete by identity: its original tuple, protocol, family and zone, as
+ * listConntrack returned it (a ConntrackEntry fits). With `id` the kernel deletes it only if
+ * it is still that very entry (a newer flow reusing the tuple answers ENOENT: already gone).
+ */
+export interface ConntrackEntryRef {
+  family: IpFamily;
+  protocolNumber: number;
+  original: ConntrackTuple;
+  /** Conntrack zone (0 when absent). */
+  zone?: number;
+  /** The kernel's entry id (CTA_ID); recommended. */
+  id?: number;
+}
+
+export interface DeleteCountsByProtocol {
+  deleted: number;
+  alreadyGone: number;
+  failed: number;
+}
+
+export interface DeleteConntrackEntriesResult {
+  /** Entries the kernel acknowledged as deleted. */
+  deleted: number;
+  /** Answered ENOENT: expired, deleted by someone else, or (with `id`) the tuple now belongs to a newer entry. */
+  alreadyGone: number;
+  /** Deletes that failed for another reason. */
+  failed: number;
+  /** The same counts by protocol name (`proto-<n>` for protocols without a name); only protocols that were asked for. */
+  byProtocol: Record<string, DeleteCountsByProtocol>;
+  /** Wall time of the whole call. */
+  ms: number;
+}
+
 export interface ConntrackTuple {
   src: string;
   dst: string;
@@ -103,6 +137,8 @@ export interface ConntrackStats {
 
 export interface ConntrackApi {
   deleteConntrack(options: DeleteConntrackOptions): Promise<DeleteConntrackResult>;
+  /** Deletes exactly these entries (by original tuple + zone, and id when given), batched, without a dump pass. */
+  deleteConntrackEntries(entries: readonly ConntrackEntryRef[]): Promise<DeleteConntrackEntriesResult>;
   listConntrack(options?: ListConntrackOptions): Promise<ConntrackEntry[]>;
   conntrackStats(): Promise<ConntrackStats>;
 }

@@ -36,6 +36,7 @@
 #include <node_api.h>
 
 #include "conntrack.h"
+#include "ct_tuple_delete.h"
 #include "netlink.h"
 #include "netns.h"
 
@@ -645,6 +646,138 @@ static void ct_insert_release(void *state)
 	free(s->specs);
 }
 
+/* --- ct_delete_tuples: { entries: [{ family, protocolNumber, original: { src, dst, srcPort?,
+ * dstPort?, icmpId?, icmpType?, icmpCode? }, zone?, id? }] }
+ * -> { deleted, alreadyGone, failed, firstErrno, byProtocol: { "<n>": {deleted, alreadyGone,
+ *      failed} }, sends, ackOverruns, resent, ms }   (C side: ct_tuple_delete.c) */
+struct ct_delete_tuples_op {
+	struct ct_tuple_delete *items;
+	size_t n;
+	struct ct_tuple_delete_result r;
+	double ms;
+};
+
+static int parse_delete_tuple(napi_env env, napi_value v, struct ct_tuple_delete *d, struct op_error *err)
+{
+	napi_value orig = arg_prop(env, v, "original"), p;
+	int64_t x;
+
+	memset(d, 0, sizeof(*d));
+	if (arg_int(env, v, "family", 4, 6, 0, &x, err) < 0 || (x != 4 && x != 6))
+		goto bad;
+	d->family = (uint8_t)x;
+	if (arg_int(env, v, "protocolNumber", 0, 255, -1, &x, err) < 0 || x < 0)
+		goto bad;
+	d->orig.proto = (uint8_t)x;
+	if (arg_int(env, v, "zone", 0, 65535, 0, &x, err) < 0)
+		goto bad;
+	d->zone = (uint16_t)x;
+	if (arg_int(env, v, "id", 0, 0xffffffffLL, -1, &x, err) < 0)
+		goto bad;
+	d->has_id = x >= 0;
+	d->id = x >= 0 ? (uint32_t)x : 0;
+	if (!orig || !(p = arg_prop(env, orig, "src")) || arg_address(env, p, &d->orig.src, "original.src", err) < 0 ||
+	    !(p = arg_prop(env, orig, "dst")) || arg_address(env, p, &d->orig.dst, "original.dst", err) < 0)
+		goto bad;
+	if (arg_prop(env, orig, "srcPort") || arg_prop(env, orig, "dstPort")) {
+		if (arg_int(env, orig, "srcPort", 0, 65535, -1, &x, err) < 0 || x < 0)
+			goto bad;
+		d->orig.src_port = (uint16_t)x;
+		if (arg_int(env, orig, "dstPort", 0, 65535, -1, &x, err) < 0 || x < 0)
+			goto bad;
+		d->orig.dst_port = (uint16_t)x;
+		d->orig.has_ports = 1;
+	}
+	if (arg_prop(env, orig, "icmpType")) {
+		if (arg_int(env, orig, "icmpType", 0, 255, 0, &x, err) < 0)
+			goto bad;
+		d->orig.icmp_type = (uint8_t)x;
+		if (arg_int(env, orig, "icmpCode", 0, 255, 0, &x, err) < 0)
+			goto bad;
+		d->orig.icmp_code = (uint8_t)x;
+		if (arg_int(env, orig, "icmpId", 0, 65535, 0, &x, err) < 0)
+			goto bad;
+		d->orig.icmp_id = (uint16_t)x;
+		d->orig.has_icmp = 1;
+	}
+	if (ct_tuple_delete_check(d) < 0)
+		goto bad;
+	return 0;
+bad:
+	if (!err->errnum)
+		set_error(err, EINVAL, NULL, "entries[] need family 4|6, protocolNumber and a complete original tuple (ports or ICMP id/type/code where the protocol has them)");
+	return -EINVAL;
+}
+
+static int ct_delete_tuples_parse(napi_env env, napi_value args, void *state, struct op_error *err)
+{
+	struct ct_delete_tuples_op *s = state;
+	napi_value arr;
+	uint32_t n;
+
+	if (arg_array(env, args, "entries", &arr, &n, err) < 0)
+		return -EINVAL;
+	if (!arr) {
+		set_error(err, EINVAL, NULL, "entries is required");
+		return -EINVAL;
+	}
+	s->items = calloc(n ? n : 1, sizeof(*s->items));
+	if (!s->items) {
+		set_error(err, ENOMEM, NULL, "out of memory for %u entries", n);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (parse_delete_tuple(env, arg_element(env, arr, i), &s->items[i], err) < 0)
+			return -EINVAL;
+	s->n = n;
+	return 0;
+}
+
+static int ct_delete_tuples_execute(struct handle *h, void *state, struct op_error *err)
+{
+	struct ct_delete_tuples_op *s = state;
+	double t0 = now_ms();
+	int rc = ct_delete_tuples(&h->ct, s->items, s->n, &s->r);
+	s->ms = now_ms() - t0;
+	return rc;
+}
+
+static napi_value ct_delete_tuples_result(napi_env env, void *state)
+{
+	struct ct_delete_tuples_op *s = state;
+	napi_value o = new_object(env), by = new_object(env);
+
+	put_num(env, o, "deleted", (double)s->r.deleted);
+	put_num(env, o, "alreadyGone", (double)s->r.already_gone);
+	put_num(env, o, "failed", (double)s->r.failed);
+	put_num(env, o, "firstErrno", (double)-s->r.first_error);
+	for (int p = 0; p < 256; p++) {
+		const struct ct_tuple_delete_counts *c = &s->r.by_proto[p];
+		char key[8];
+		napi_value e;
+		if (!c->deleted && !c->already_gone && !c->failed)
+			continue;
+		e = new_object(env);
+		put_num(env, e, "deleted", (double)c->deleted);
+		put_num(env, e, "alreadyGone", (double)c->already_gone);
+		put_num(env, e, "failed", (double)c->failed);
+		snprintf(key, sizeof(key), "%d", p);
+		put_value(env, by, key, e);
+	}
+	put_value(env, o, "byProtocol", by);
+	put_num(env, o, "sends", (double)s->r.batch.sends);
+	put_num(env, o, "ackOverruns", (double)s->r.batch.overruns);
+	put_num(env, o, "resent", (double)s->r.batch.resent);
+	put_num(env, o, "ms", s->ms);
+	return o;
+}
+
+static void ct_delete_tuples_release(void *state)
+{
+	struct ct_delete_tuples_op *s = state;
+	free(s->items);
+}
+
 /* ==================================================================== IPVS ops
  * (owned by the IPVS helper) Write ipvs_* parse/execute/result/release functions here.
  * execute gets the handle: use &h->genl (a NETLINK_GENERIC socket opened in the handle's
@@ -976,6 +1109,7 @@ static const struct op_def OPS[] = {
 	OP(ct_list, "ct_list", struct ct_list_op),
 	OP(ct_delete, "ct_delete", struct ct_delete_op),
 	OP(ct_insert, "ct_insert", struct ct_insert_op), /* test and bench support */
+	OP(ct_delete_tuples, "ct_delete_tuples", struct ct_delete_tuples_op),
 	/* ---- IPVS ops: add rows here, e.g. OP(ipvs_list_services, "ipvs_list_services", ...) ---- */
 	IPVS_OP("ipvs_list_services", ipvs_none_parse, ipvs_list_services_execute, ipvs_list_services_result),
 	IPVS_OP("ipvs_list_destinations", ipvs_key_parse, ipvs_list_destinations_execute, ipvs_list_destinations_result),

@@ -1,5 +1,8 @@
 /** `conndrain conntrack list|delete|stats --netns` against the kernel, checked with `conntrack -L`. */
 import assert from 'node:assert/strict';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openNetlink } from '../lib/index.js';
 import { fixture, POD } from './conntrack-contract.js';
@@ -45,6 +48,28 @@ describe('conndrain conntrack CLI on the kernel', { skip: !isRoot() ? 'needs roo
     const result = JSON.parse(real.stdout) as { deleted: number; failed: number };
     assert.deepEqual([result.deleted, result.failed], [20, 0]);
     assert.equal(conntrackCliKeys(ns).length, before - 20);
+  });
+
+  it('delete --entries removes exactly the listed entries (what list --json printed), by tuple', () => {
+    const list = runCli(['list', '--netns', ns, '--protocol', 'udp', '--json']);
+    assert.equal(list.status, 0, list.stderr);
+    const all = JSON.parse(list.stdout) as Array<{ id: number }>;
+    assert.ok(all.length >= 2);
+    const file = join(tmpdir(), `janitor-entries-${process.pid}.json`);
+    writeFileSync(file, JSON.stringify(all.slice(0, 1)));
+    try {
+      const before = conntrackCliKeys(ns).length;
+      const r = runCli(['delete', '--netns', ns, '--entries', file, '--json']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual((JSON.parse(r.stdout) as { deleted: number; byProtocol: unknown }).byProtocol, { udp: { deleted: 1, alreadyGone: 0, failed: 0 } });
+      assert.equal(conntrackCliKeys(ns).length, before - 1);
+      const again = runCli(['delete', '--netns', ns, '--entries', file]);
+      assert.match(again.stdout, /deleted 0 of 1 listed entries \(already gone 1, failed 0\)/);
+      const mixed = runCli(['delete', '--netns', ns, '--entries', file, '--address', POD.v4]);
+      assert.equal(mixed.status, 2);
+    } finally {
+      rmSync(file, { force: true });
+    }
   });
 
   it('a missing namespace is a clear error (exit 1)', () => {

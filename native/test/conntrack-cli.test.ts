@@ -7,7 +7,7 @@ it('conntrack --help shows the commands and an example', () => {
   const r = runCli(['--help']);
   assert.equal(r.status, 0);
   for (const word of ['list', 'delete', 'stats', 'Examples:', 'conndrain conntrack delete --address']) assert.ok(r.stdout.includes(word), word);
-  assert.match(runCli(['delete', '--help']).stdout, /--dry-run[\s\S]*Example:/);
+  assert.match(runCli(['delete', '--help']).stdout, /--dry-run[\s\S]*--entries[\s\S]*Examples?:/);
 });
 
 it('delete refuses to run without an address (exit 2)', () => {

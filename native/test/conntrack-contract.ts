@@ -266,6 +266,74 @@ export function conntrackContract(name: string, make: () => Promise<ConntrackTar
       });
     });
 
+    it('deleteConntrackEntries deletes exactly the given entries (both families, every protocol, zoned), counted by protocol', async () => {
+      await withTarget(make, async (t) => {
+        const before = await t.api.listConntrack();
+        const pods = new Set([POD.v4, POD.v6]);
+        // One entry to the pod (by reply source) of every family, protocol and zone: siblings with the same address stay.
+        const groups = new Map<string, ConntrackEntry>();
+        for (const e of before.filter((x) => pods.has(x.reply.src)).sort((x, y) => (entryKey(x) < entryKey(y) ? -1 : 1))) {
+          const group = `${e.family}|${e.protocol}|${e.zone}`;
+          if (!groups.has(group)) groups.set(group, e);
+        }
+        const chosen = [...groups.values()];
+        const keys = new Set(chosen.map(entryKey));
+        assert.equal(chosen.length, 2 * 5, 'tcp, udp, sctp, ipip and zoned tcp, both families');
+        const expected: Record<string, { deleted: number; alreadyGone: number; failed: number }> = {};
+        for (const e of chosen) (expected[e.protocol] ??= { deleted: 0, alreadyGone: 0, failed: 0 }).deleted++;
+        const result = await t.api.deleteConntrackEntries(chosen);
+        assert.deepEqual({ ...result, ms: 0 }, { deleted: chosen.length, alreadyGone: 0, failed: 0, byProtocol: expected, ms: 0 });
+        assert.ok(result.ms >= 0);
+        const after = await t.api.listConntrack();
+        assert.deepEqual(sortedStable(after), sortedStable(before.filter((e) => !keys.has(entryKey(e)))));
+        await assertOracleAgrees(t);
+        // Again: all already gone, nothing else touched.
+        const again = await t.api.deleteConntrackEntries(chosen);
+        assert.deepEqual({ deleted: again.deleted, alreadyGone: again.alreadyGone, failed: again.failed }, { deleted: 0, alreadyGone: chosen.length, failed: 0 });
+        assert.equal((await t.api.listConntrack()).length, after.length);
+      });
+    });
+
+    it('deleteConntrackEntries leaves an entry whose id no longer matches (tuple reused by a newer entry), and takes a ref without id', async () => {
+      await withTarget(make, async (t) => {
+        const before = await t.api.listConntrack();
+        const [a, b] = before.filter((e) => e.protocol === 'udp' && e.reply.src === POD.v4);
+        assert.ok(a !== undefined && b !== undefined);
+        const wrongId = { family: a.family, protocolNumber: a.protocolNumber, original: a.original, zone: a.zone, id: (a.id + 1) >>> 0 === b.id ? (a.id + 7) >>> 0 : (a.id + 1) >>> 0 };
+        const noId = { family: b.family, protocolNumber: b.protocolNumber, original: { src: b.original.src, dst: b.original.dst, srcPort: b.original.srcPort, dstPort: b.original.dstPort } };
+        const result = await t.api.deleteConntrackEntries([wrongId, noId]);
+        assert.deepEqual({ deleted: result.deleted, alreadyGone: result.alreadyGone, failed: result.failed }, { deleted: 1, alreadyGone: 1, failed: 0 });
+        const after = await t.api.listConntrack();
+        assert.ok(after.some((e) => e.id === a.id), 'the entry with another id stays');
+        assert.ok(!after.some((e) => e.id === b.id));
+        assert.equal(after.length, before.length - 1);
+      });
+    });
+
+    it('deleteConntrackEntries: nothing for no entries; EINVAL for incomplete tuples, and nothing deleted', async () => {
+      await withTarget(make, async (t) => {
+        assert.deepEqual({ ...(await t.api.deleteConntrackEntries([])), ms: 0 }, { deleted: 0, alreadyGone: 0, failed: 0, byProtocol: {}, ms: 0 });
+        const [good] = (await t.api.listConntrack()).filter((e) => e.protocol === 'tcp');
+        assert.ok(good);
+        const bad: unknown[] = [
+          { family: 4, protocolNumber: 6, original: { src: CLIENT.v4, dst: VIP.v4 } }, // tcp without ports
+          { family: 4, protocolNumber: 6 }, // no tuple at all: would be a table flush
+          { family: 6, protocolNumber: 17, original: { src: CLIENT.v4, dst: VIP.v4, srcPort: 1, dstPort: 53 } }, // family mismatch
+          { family: 4, protocolNumber: 1, original: { src: CLIENT.v4, dst: VIP.v4 } }, // icmp without id/type/code
+          { family: 4, protocolNumber: 58, original: { src: CLIENT.v4, dst: VIP.v4, icmpType: 128, icmpCode: 0, icmpId: 1 } }, // icmpv6 in IPv4
+          { family: 4, protocolNumber: 300, original: { src: CLIENT.v4, dst: VIP.v4 } },
+          { family: 4, protocolNumber: 17, original: { src: CLIENT.v4, dst: VIP.v4, srcPort: 1, dstPort: 53 }, zone: 70000 },
+          { family: 5, protocolNumber: 4, original: { src: CLIENT.v4, dst: VIP.v4 } },
+          { family: 4, protocolNumber: 4, original: { src: 'pod-a', dst: VIP.v4 } },
+        ];
+        for (const entry of bad) {
+          await assert.rejects(t.api.deleteConntrackEntries([good, entry] as never), (error: unknown) => error instanceof NetlinkError && error.code === 'EINVAL' && error.op === 'deleteConntrackEntries', JSON.stringify(entry));
+        }
+        await assert.rejects(t.api.deleteConntrackEntries(good as never), (error: unknown) => error instanceof NetlinkError && error.code === 'EINVAL');
+        assert.equal((await t.api.listConntrack()).length, FIXTURE_SIZE, 'a rejected call deletes nothing, not even its valid entries');
+      });
+    });
+
     it('rejects bad arguments with EINVAL and changes nothing', async () => {
       await withTarget(make, async (t) => {
         const bad: unknown[] = [

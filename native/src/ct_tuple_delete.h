@@ -1,0 +1,45 @@
+/*
+ * ct_tuple_delete.h: delete conntrack entries by their exact original tuple (+ zone, and the
+ * kernel's id when known), batched IPCTNL_MSG_CT_DELETE through nl_batch, no dump pass.
+ * Plain C; every input is checked and a bad one is counted as failed (-EINVAL), never asserted.
+ */
+#ifndef NETLINK_NATIVE_CT_TUPLE_DELETE_H
+#define NETLINK_NATIVE_CT_TUPLE_DELETE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "conntrack.h"
+
+/* One entry to delete: family 4/6, orig.proto, orig.src/dst, ports (has_ports) or ICMP
+ * id/type/code (has_icmp), zone; id echoed as CTA_ID when has_id (the kernel then answers
+ * ENOENT for a newer entry that reuses the tuple, so it is never deleted by mistake). */
+struct ct_tuple_delete {
+	uint8_t family;
+	uint8_t has_id;
+	uint16_t zone;
+	uint32_t id;
+	struct ct_tuple orig;
+};
+
+struct ct_tuple_delete_counts {
+	uint64_t deleted, already_gone, failed;
+};
+
+struct ct_tuple_delete_result {
+	uint64_t deleted, already_gone, failed;
+	int first_error;                           /* first errno of a failed delete (negative) */
+	struct ct_tuple_delete_counts by_proto[256]; /* by IP protocol number */
+	struct nl_batch_diag batch;
+};
+
+/* Sends one delete per item (at most c->delete_batch per sendmsg) and counts every answer:
+ * ACK = deleted; ENOENT = already gone (or, on a resend after a lost ACK, deleted by us);
+ * anything else, or an item that is not a valid tuple, = failed. Returns 0, or -errno when
+ * sending itself failed (the unanswered items are then counted as failed). */
+int ct_delete_tuples(struct ct_conn *c, const struct ct_tuple_delete *items, size_t n,
+		     struct ct_tuple_delete_result *out);
+
+/* Whether the item is a complete tuple the kernel can look up (0) or not (-EINVAL). */
+int ct_tuple_delete_check(const struct ct_tuple_delete *item);
+
+#endif
