@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
-import { formatEndpoint, OwnershipIndex, planDeletion, type DeletionPlan, type StaleGroup } from '../src/stale/index.js';
-import type { ConntrackProtocol } from '../native/lib/types.js';
+import { formatEndpoint, OwnershipIndex, planDeletion, type StaleGroup } from '../src/stale/index.js';
+import type { DeleteCountsByProtocol } from '../native/lib/types.js';
 import { CliExit } from './exit.js';
 import { openConntrack, type ConntrackHandle } from './native-conntrack.js';
 import { loadInventory, type StaleInventory } from './stale-inventory.js';
@@ -23,9 +23,11 @@ const JSON_SHAPE = `
     "groups": [ { "service": { "protocol", "address", "port" }, "serviceName": string|null,
                   "entries": [ { "protocol", "family", "zone", "state", "timeout",
                                  "client": { "address", "port" }, "target": { "address", "port" } } ] } ],
-    "delete": null | { "deletes": [ { "protocol", "addresses": [] } ], "deleted": n, "alreadyGone": n,
-                       "failed": n, "blocked": [ { "protocol", "target", "reason", "entries": n } ],
+    "delete": null | { "requested": n, "deleted": n, "alreadyGone": n, "failed": n,
+                       "byProtocol": { "<protocol>": { "deleted", "alreadyGone", "failed" } },
                        "remaining": n } }
+--delete deletes exactly the stale entries listed: each by its original tuple, zone and the kernel's
+entry id (a newer flow reusing a tuple is left alone and counted as already gone).
 Exit code: 0 done (stale entries found or not), 1 a delete failed or left a covered entry, 2 bad input.`;
 
 /** Adds `conndrain conntrack stale` to the `conntrack` command. */
@@ -37,7 +39,7 @@ export function addStaleCommand(conntrack: Command): Command {
     .addOption(new Option('--endpoints <file>', 'EndpointSlices (and optionally Pods) from a file: JSON or YAML, e.g. `kubectl get endpointslices,pods -A -o yaml`').conflicts('kubeconfig'))
     .addOption(new Option('--kubeconfig <file>', 'read EndpointSlices from the API server (in-cluster when neither flag is given and it runs in a pod)'))
     .addOption(new Option('--node-name <name>', 'this node\'s name: its pods\' IPs are never stale (hostPort DNAT); default $NODE_NAME'))
-    .addOption(new Option('--delete', 'delete the stale entries (only those: see the design note in src/stale/deletion-plan.ts)'))
+    .addOption(new Option('--delete', 'delete exactly the stale entries (by original tuple, zone and entry id)'))
     .addOption(new Option('--json', 'machine-readable output'))
     .addHelpText('after', JSON_SHAPE)
     .action(async (flags: StaleFlags) => {
@@ -82,32 +84,23 @@ async function excludeLivePods(scan: StaleScan, api: ConntrackHandle, ownership:
 }
 
 interface DeleteOutcome {
-  plan: DeletionPlan;
+  requested: number;
   deleted: number;
   alreadyGone: number;
   failed: number;
+  byProtocol: Record<string, DeleteCountsByProtocol>;
   remaining: number;
 }
 
 async function deleteStale(api: ConntrackHandle, scan: StaleScan, ownership: OwnershipIndex, inventory: StaleInventory): Promise<DeleteOutcome> {
-  const plan = planDeletion(scan.classification, ownership, new Set(scan.classification.stale.map((e) => e.key)));
-  let deleted = 0;
-  let alreadyGone = 0;
-  let failed = 0;
-  for (const d of plan.deletes) {
-    const result = await api.deleteConntrack({ addresses: d.addresses, match: ['replySrc'], protocols: [d.protocol as ConntrackProtocol] });
-    deleted += result.deleted;
-    alreadyGone += result.alreadyGone;
-    failed += result.failed;
-  }
-  // Verify: never trust a count (lab-notes). A covered entry still present is reported.
-  let remaining = 0;
-  if (plan.deletes.length > 0) {
-    const after = await scanStale(api, ownership, inventory.podIps);
-    const covered = new Set(plan.covered.map((e) => e.key));
-    remaining = after.classification.stale.filter((e) => covered.has(e.key)).length;
-  }
-  return { plan, deleted, alreadyGone, failed, remaining };
+  const plan = planDeletion(scan.classification.stale, new Set(scan.classification.stale.map((e) => e.key)));
+  if (plan.covered.length === 0) return { requested: 0, deleted: 0, alreadyGone: 0, failed: 0, byProtocol: {}, remaining: 0 };
+  const result = await api.deleteConntrackEntries(plan.covered.map((e) => e.ref));
+  // Verify: never trust a count (lab-notes). A deleted entry (same key and id) still present is reported.
+  const after = await scanStale(api, ownership, inventory.podIps);
+  const covered = new Set(plan.covered.map((e) => `${e.key}|${e.ref.id ?? ''}`));
+  const remaining = after.classification.stale.filter((e) => covered.has(`${e.key}|${e.ref.id ?? ''}`)).length;
+  return { requested: plan.covered.length, deleted: result.deleted, alreadyGone: result.alreadyGone, failed: result.failed, byProtocol: result.byProtocol, remaining };
 }
 
 function printResult(flags: StaleFlags, inventory: StaleInventory, scan: StaleScan, outcome: DeleteOutcome | undefined): void {
@@ -122,14 +115,7 @@ function printResult(flags: StaleFlags, inventory: StaleInventory, scan: StaleSc
       counts: scan.classification.counts,
       byProtocol,
       groups: scan.groups.map((g) => ({ ...g, serviceName: g.serviceName ?? null, entries: g.entries.map(({ key: _key, service: _service, ...rest }) => ({ ...rest, state: rest.state ?? null })) })),
-      delete: outcome === undefined ? null : {
-        deletes: outcome.plan.deletes,
-        deleted: outcome.deleted,
-        alreadyGone: outcome.alreadyGone,
-        failed: outcome.failed,
-        blocked: summarizeBlocked(outcome.plan),
-        remaining: outcome.remaining,
-      },
+      delete: outcome ?? null,
     };
     process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
     return;
@@ -143,28 +129,9 @@ function printResult(flags: StaleFlags, inventory: StaleInventory, scan: StaleSc
   if (outcome === undefined) {
     if (total > 0) lines.push('Dry run: nothing deleted. --delete removes them.');
   } else {
-    lines.push(`deleted ${outcome.deleted} (already gone ${outcome.alreadyGone}, failed ${outcome.failed}, still present ${outcome.remaining}).`);
-    for (const b of summarizeBlocked(outcome.plan)) lines.push(`not deleted: ${b.entries} ${b.protocol} entr${b.entries === 1 ? 'y' : 'ies'} to ${b.target}: ${BLOCK_WORDS[b.reason]}`);
+    lines.push(`deleted ${outcome.deleted} of ${outcome.requested} (already gone ${outcome.alreadyGone}, failed ${outcome.failed}, still present ${outcome.remaining}).`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
-}
-
-const BLOCK_WORDS: Record<string, string> = {
-  'address-has-endpoint': 'an endpoint has this address on another port; only an address-wide delete is available (no delete-by-tuple yet)',
-  'address-has-live-entries': 'other live entries go to this address; an address-wide delete would remove them too',
-  'waiting-grace': 'still within the grace',
-  'protocol-unfilterable': 'protocol cannot be filtered',
-};
-
-function summarizeBlocked(plan: DeletionPlan): Array<{ protocol: string; target: string; reason: string; entries: number }> {
-  const out = new Map<string, { protocol: string; target: string; reason: string; entries: number }>();
-  for (const { entry, reason } of plan.blocked) {
-    const id = `${entry.protocol}|${entry.target.address}|${reason}`;
-    const row = out.get(id) ?? { protocol: entry.protocol, target: entry.target.address, reason, entries: 0 };
-    row.entries++;
-    out.set(id, row);
-  }
-  return [...out.values()];
 }
 
 function formatGroup(group: StaleGroup): string[] {

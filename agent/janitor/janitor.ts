@@ -7,13 +7,13 @@
  *
  * Safety, in order: no scan before the first full slice list; every stale target IP is asked
  * of the API (`status.podIP`) and one a live pod holds is left alone (any failure there: no
- * delete this round); the delete plan is made again from the current index right before the
- * delete is sent; deletes are address-wide only where that equals the stale entries (see
- * src/stale/deletion-plan.ts). Nothing here throws: a failed scan is logged and retried at the
- * next interval.
+ * delete this round); right before the delete, entries the current index owns again (a slice
+ * that arrived during the scan) are dropped; deletes are exact (original tuple, zone and the
+ * kernel's id: `deleteConntrackEntries`), so nothing but those entries is touched. Nothing here
+ * throws: a failed scan is logged and retried at the next interval.
  */
 import type { Logger } from 'pino';
-import type { ConntrackApi, ConntrackProtocol } from '../../native/lib/types.js';
+import type { ConntrackApi } from '../../native/lib/types.js';
 import { classifyEntries, formatEndpoint, GraceTracker, groupByService, OwnershipIndex, planDeletion, type Classification, type EndpointSliceLike, type StaleEntry } from '../../src/stale/index.js';
 import type { Clock, TimerHandle } from '../clock.js';
 import type { JanitorMetrics } from './metrics.js';
@@ -144,21 +144,21 @@ export class StaleJanitor {
     }
     this.publishStale(classification.stale);
     const { deletable, waiting } = this.grace.observe(classification.stale.map((e) => e.key), clock.now());
-    // Plan against the index as it is now: a slice that arrived during the dump blocks its address.
-    const plan = planDeletion(classification, this.ownership, deletable);
+    // Re-check against the index as it is now: a slice that arrived during the dump owns its targets again.
+    const plan = planDeletion(classification.stale.filter((e) => !this.ownership.owns(e.protocol, e.target.address, e.target.port)), deletable);
     let deleted = 0;
-    for (const d of plan.deletes) {
+    if (plan.covered.length > 0) {
       try {
-        const result = await this.options.conntrack.deleteConntrack({ addresses: d.addresses, match: ['replySrc'], protocols: [d.protocol as ConntrackProtocol] });
-        deleted += result.deleted;
-        metrics?.deleted.inc({ protocol: d.protocol }, result.deleted);
-        if (result.failed > 0) logger.warn({ protocol: d.protocol, addresses: d.addresses, failed: result.failed }, 'janitor: some deletes failed; retried at the next scan');
+        const result = await this.options.conntrack.deleteConntrackEntries(plan.covered.map((e) => e.ref));
+        deleted = result.deleted;
+        for (const [protocol, counts] of Object.entries(result.byProtocol)) if (counts.deleted > 0) metrics?.deleted.inc({ protocol }, counts.deleted);
+        if (result.failed > 0) logger.warn({ failed: result.failed, byProtocol: result.byProtocol }, 'janitor: some deletes failed; retried at the next scan');
+        this.logDeleted(plan.covered);
+        for (const entry of plan.covered) this.grace.forget(entry.key);
       } catch (error) {
-        logger.warn({ err: error, protocol: d.protocol, addresses: d.addresses }, 'janitor: delete failed; retried at the next scan');
+        logger.warn({ err: error, entries: plan.covered.length }, 'janitor: delete failed; retried at the next scan');
       }
     }
-    this.logDeleted(plan.covered);
-    for (const entry of plan.covered) this.grace.forget(entry.key);
     if (waiting > 0) this.scanSoon(this.options.graceMs + 50);
     const report: ScanReport = { scanned: classification.scanned, stale: classification.stale.length, waiting, livePodSkips, deleted, blocked: plan.blocked.length, ms: performance.now() - started };
     metrics?.scanDuration.observe(report.ms / 1000);

@@ -1,5 +1,5 @@
 import { normalizeAddress } from './address.js';
-import { entryKey, formatEndpoint, IPS_DST_NAT, type ConntrackEntryView } from './entry.js';
+import { entryKey, entryRef, formatEndpoint, IPS_DST_NAT, type ConntrackEntryView, type EntryRef } from './entry.js';
 import type { OwnershipIndex } from './ownership.js';
 
 /** Why an entry is or is not stale. */
@@ -19,6 +19,8 @@ export interface StaleEntry {
   service: { address: string; port: number | undefined };
   /** The DNAT target that no endpoint owns: the reply direction's source. */
   target: { address: string; port: number | undefined };
+  /** What deletes exactly this entry. */
+  ref: EntryRef;
 }
 
 /** Stale entries of one service address:port (the original destination). */
@@ -33,12 +35,6 @@ export interface Classification {
   scanned: number;
   counts: Record<EntryVerdict, number>;
   stale: StaleEntry[];
-  /**
-   * Reply-source address -> protocols of the non-stale entries (owned, a live pod's, or not
-   * NAT'ed) that have it: they forbid an address-wide delete of that address and protocol.
-   * Keyed by the kernel's text (canonical already), so the hot loop allocates nothing.
-   */
-  busyTargets: Map<string, Set<string>>;
 }
 
 /**
@@ -53,18 +49,12 @@ export function classifyEntries(
 ): Classification {
   const counts: Record<EntryVerdict, number> = { 'not-nat': 0, owned: 0, 'pod-ip': 0, stale: 0 };
   const stale: StaleEntry[] = [];
-  const busyTargets = new Map<string, Set<string>>();
   let scanned = 0;
   for (const entry of entries) {
     scanned++;
     const verdict = classifyEntry(entry, ownership, podIps);
     counts[verdict]++;
-    if (verdict !== 'stale') {
-      const protocols = busyTargets.get(entry.reply.src);
-      if (protocols === undefined) busyTargets.set(entry.reply.src, new Set([entry.protocol]));
-      else if (!protocols.has(entry.protocol)) protocols.add(entry.protocol);
-      continue;
-    }
+    if (verdict !== 'stale') continue;
     const target = normalizeAddress(entry.reply.src);
     stale.push({
       key: entryKey(entry),
@@ -76,9 +66,10 @@ export function classifyEntries(
       client: { address: entry.original.src, port: entry.original.srcPort },
       service: { address: entry.original.dst, port: entry.original.dstPort },
       target: { address: target, port: entry.reply.srcPort },
+      ref: entryRef(entry),
     });
   }
-  return { scanned, counts, stale, busyTargets };
+  return { scanned, counts, stale };
 }
 
 export function classifyEntry(entry: ConntrackEntryView, ownership: OwnershipIndex, podIps: ReadonlySet<string>): EntryVerdict {
@@ -86,11 +77,6 @@ export function classifyEntry(entry: ConntrackEntryView, ownership: OwnershipInd
   if (ownership.owns(entry.protocol, entry.reply.src, entry.reply.srcPort)) return 'owned';
   if (podIps.has(normalizeAddress(entry.reply.src))) return 'pod-ip';
   return 'stale';
-}
-
-/** Whether a non-stale entry of this protocol has this reply-source address. */
-export function isBusy(classification: Classification, protocol: string, address: string): boolean {
-  return classification.busyTargets.get(address)?.has(protocol) === true;
 }
 
 /** Groups stale entries by service (original destination address:port and protocol), largest group first. */

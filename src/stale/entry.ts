@@ -7,11 +7,16 @@ export interface ConntrackTupleView {
   dst: string;
   srcPort?: number;
   dstPort?: number;
+  icmpId?: number;
+  icmpType?: number;
+  icmpCode?: number;
 }
 
 export interface ConntrackEntryView {
   family: 4 | 6;
   protocol: string;
+  /** IP protocol number (what an exact delete sends). */
+  protocolNumber: number;
   original: ConntrackTupleView;
   reply: ConntrackTupleView;
   state?: string;
@@ -20,6 +25,25 @@ export interface ConntrackEntryView {
   zone: number;
   /** Raw `IPS_*` status bits. */
   status: number;
+  /** The kernel's entry id, when the dump gave one. */
+  id?: number;
+}
+
+/**
+ * What deletes exactly one entry (netlink-native's `deleteConntrackEntries` takes it): the
+ * original tuple, protocol, family, zone and the kernel's id, so a newer flow that reuses the
+ * tuple is never deleted in its place.
+ */
+export interface EntryRef {
+  family: 4 | 6;
+  protocolNumber: number;
+  original: ConntrackTupleView;
+  zone: number;
+  id?: number;
+}
+
+export function entryRef(entry: ConntrackEntryView): EntryRef {
+  return { family: entry.family, protocolNumber: entry.protocolNumber, original: { ...entry.original }, zone: entry.zone, ...(entry.id === undefined ? {} : { id: entry.id }) };
 }
 
 /** `IPS_DST_NAT` (include/uapi/linux/netfilter/nf_conntrack_common.h): the entry's destination was translated. */

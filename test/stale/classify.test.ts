@@ -60,26 +60,20 @@ describe('GraceTracker', () => {
 });
 
 describe('planDeletion', () => {
-  it('deletes a target address only when every entry to it is a deletable stale one and no endpoint has it', () => {
+  it('deletes every deletable stale entry by its exact ref (siblings and owned ports of the address are not affected) and holds the rest for the grace', () => {
     const i = index();
     const entries = [
-      natEntry('udp', '10.96.0.10', 53, '10.244.0.9', 53),
-      natEntry('udp', '10.96.0.10', 53, '10.244.0.9', 53),
-      natEntry('udp', '10.96.0.10', 53, '10.244.0.4', 53), // stale, but 10.244.0.4 is an endpoint (tcp/8080)
-      natEntry('tcp', '10.96.0.30', 80, '10.244.0.11', 80), // stale, but a direct flow also goes to 10.244.0.11
-      directEntry('tcp', '10.244.0.11', 22),
-      natEntry('udp', '10.96.0.10', 53, '10.244.0.12', 53), // stale, still in grace
+      natEntry('udp', '10.96.0.10', 53, '10.244.0.9', 53, { id: 11 }),
+      natEntry('udp', '10.96.0.10', 53, '10.244.0.4', 53, { id: 12 }), // stale, although 10.244.0.4 is an endpoint on tcp/8080
+      natEntry('tcp', '10.96.0.20', 80, '10.244.0.4', 8080, { id: 13 }), // owned: never in the plan
+      natEntry('udp', '10.96.0.10', 53, '10.244.0.12', 53, { id: 14 }), // stale, still in grace
     ];
     const classification = classifyEntries(entries, i, new Set());
     const deletable = new Set(classification.stale.filter((e) => e.target.address !== '10.244.0.12').map((e) => e.key));
-    const plan = planDeletion(classification, i, deletable);
-    assert.deepEqual(plan.deletes, [{ protocol: 'udp', addresses: ['10.244.0.9'] }]);
-    assert.equal(plan.covered.length, 2);
-    assert.deepEqual(plan.blocked.map((b) => `${b.entry.target.address} ${b.reason}`).sort(), [
-      '10.244.0.11 address-has-live-entries',
-      '10.244.0.12 waiting-grace',
-      '10.244.0.4 address-has-endpoint',
-    ]);
+    const plan = planDeletion(classification.stale, deletable);
+    assert.deepEqual(plan.covered.map((e) => e.ref.id), [11, 12]);
+    assert.deepEqual(plan.covered[0]?.ref, { family: 4, protocolNumber: 17, original: entries[0]?.original, zone: 0, id: 11 });
+    assert.deepEqual(plan.blocked.map((b) => `${b.entry.target.address} ${b.reason}`), ['10.244.0.12 waiting-grace']);
   });
 });
 

@@ -23,6 +23,7 @@ export function natEntry(protocol: string, service: string, servicePort: number,
   return {
     family,
     protocol,
+    protocolNumber: protocol === 'tcp' ? 6 : protocol === 'udp' ? 17 : protocol === 'sctp' ? 132 : 0,
     original: { src: client, dst: service, srcPort: clientPort, dstPort: servicePort },
     reply: { src: target, dst: client, srcPort: targetPort, dstPort: clientPort },
     state: protocol === 'tcp' ? 'ESTABLISHED' : undefined,

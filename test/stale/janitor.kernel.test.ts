@@ -17,7 +17,7 @@ import { AGENT_METRICS } from '../../src/metric-names.js';
 import { DnatNode } from './dnat-node.js';
 import { slice } from './fixtures.js';
 
-const node = new DnatNode(`cd9j-${process.pid}-`, 246);
+const node = new DnatNode(`janitor-j${process.pid}-`, 246);
 const OWNED = '10.246.0.5';
 const TERMINATING = '10.246.0.6';
 const NEVER = '10.246.0.7';
