@@ -17,11 +17,16 @@
             "src/netns.c",
             "src/nl_batch.c",
             "src/genl.c",
-            "src/ipvs.c"
+            "src/ipvs.c",
+            "src/ct_index.c",
+            "src/ct_bpf.c",
+            "src/ct_tuple_get.c",
+            "src/ct_events.c"
           ],
           "cflags": ["-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-fvisibility=hidden"],
           "cflags!": ["-O3"],
-          "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"]
+          "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],
+          "libraries": ["-lpthread"]
         }, {
           "type": "none"
         }]

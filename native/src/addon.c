@@ -37,6 +37,7 @@
 
 #include "conntrack.h"
 #include "ct_tuple_delete.h"
+#include "ct_events.h"
 #include "netlink.h"
 #include "netns.h"
 
@@ -77,6 +78,7 @@ struct handle {
 	struct ct_conn ct;       /* conntrack: dump + request sockets */
 	struct nl_sock genl;     /* NETLINK_GENERIC, for IPVS */
 	int ipvs_family;         /* IPVS genl family id; 0 = not resolved yet (IPVS helper) */
+	struct ct_events *ev;    /* conntrack event subscription (ev_* ops), NULL until ev_open */
 	int open;                /* sockets are open */
 	int closed;              /* close() was called */
 	int busy;                /* an async work is in flight */
@@ -778,6 +780,10 @@ static void ct_delete_tuples_release(void *state)
 	free(s->items);
 }
 
+/* ==================================================================== event index ops */
+
+#include "ct_events_napi.inc"
+
 /* ==================================================================== IPVS ops
  * (owned by the IPVS helper) Write ipvs_* parse/execute/result/release functions here.
  * execute gets the handle: use &h->genl (a NETLINK_GENERIC socket opened in the handle's
@@ -1110,6 +1116,7 @@ static const struct op_def OPS[] = {
 	OP(ct_delete, "ct_delete", struct ct_delete_op),
 	OP(ct_insert, "ct_insert", struct ct_insert_op), /* test and bench support */
 	OP(ct_delete_tuples, "ct_delete_tuples", struct ct_delete_tuples_op),
+	EV_OPS
 	/* ---- IPVS ops: add rows here, e.g. OP(ipvs_list_services, "ipvs_list_services", ...) ---- */
 	IPVS_OP("ipvs_list_services", ipvs_none_parse, ipvs_list_services_execute, ipvs_list_services_result),
 	IPVS_OP("ipvs_list_destinations", ipvs_key_parse, ipvs_list_destinations_execute, ipvs_list_destinations_result),
@@ -1134,6 +1141,8 @@ static void handle_close_sockets(struct handle *h)
 {
 	if (!h->open)
 		return;
+	ct_events_close(h->ev); /* stops its reader thread first */
+	h->ev = NULL;
 	ct_conn_close(&h->ct);
 	nl_close(&h->genl);
 	h->open = 0;
@@ -1434,6 +1443,7 @@ static napi_value init(napi_env env, napi_value exports)
 		{ "call", NULL, js_call, NULL, NULL, NULL, napi_enumerable, NULL },
 		{ "close", NULL, js_close, NULL, NULL, NULL, napi_enumerable, NULL },
 		{ "ops", NULL, js_ops, NULL, NULL, NULL, napi_enumerable, NULL },
+		{ "evStats", NULL, js_ev_stats, NULL, NULL, NULL, napi_enumerable, NULL },
 	};
 	napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
 	return exports;

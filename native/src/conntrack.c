@@ -68,8 +68,6 @@ static void put_nfgen(struct nl_buf *b, uint8_t family, uint16_t res_id)
 
 /* ------------------------------------------------------------------ dump */
 
-typedef int (*ct_entry_cb)(const struct ct_entry *e, void *ctx);
-
 /* Reads what is left of a dump without blocking. netlink_recvmsg() fills the next chunk
  * synchronously (netlink_dump) before returning, so EAGAIN means the dump is over. */
 static void drain(struct nl_sock *s)
@@ -150,6 +148,18 @@ fail:
 	diag->buffer_growths += c->dump.grown - grown_before;
 	drain(&c->dump);
 	return err;
+}
+
+int ct_dump_each(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_diag *diag)
+{
+	int err;
+
+	for (int attempt = 0;; attempt++) {
+		err = ct_dump_pass(c, cb, ctx, diag);
+		if (err != -ENOBUFS || attempt >= CT_DUMP_MAX_RESTARTS)
+			return err;
+		diag->restarts++;
+	}
 }
 
 /* ------------------------------------------------------------------ list */

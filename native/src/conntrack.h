@@ -53,6 +53,12 @@ struct ct_dump_diag {
 	uint32_t buffer_growths;  /* receive buffer grown to fit a datagram */
 };
 
+/* Called for every entry of a dump; return 0 to go on, -errno to stop the pass. */
+typedef int (*ct_entry_cb)(const struct ct_entry *e, void *ctx);
+/* One unfiltered dump pass (both families) calling cb for each entry; restarted (cb sees
+ * entries again) when the kernel dropped part of it (ENOBUFS), at most CT_DUMP_MAX_RESTARTS. */
+int ct_dump_each(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_diag *diag);
+
 struct ct_entry_list {
 	struct ct_entry *items;
 	size_t count;

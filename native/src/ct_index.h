@@ -1,0 +1,69 @@
+/*
+ * ct_index.h: the flow index of the event subscription. A pool of fixed-size records (one per
+ * live conntrack entry of a watched address) and a chained hash over the original tuple + zone.
+ * Plain C, no locking (ct_events.c holds its mutex around every call), no N-API types.
+ *
+ * Cost per flow: sizeof(struct ct_flow) (112 bytes on x86-64/arm64) plus one 4-byte hash
+ * bucket = 116 bytes, reported at run time by ct_index_bytes_per_flow(). The pool doubles when
+ * full (so up to 2x that in allocated capacity) and never grows past `max` records.
+ */
+#ifndef NETLINK_NATIVE_CT_INDEX_H
+#define NETLINK_NATIVE_CT_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ct_parse.h"
+
+enum {
+	CT_FLOW_USED = 1 << 0,
+	CT_FLOW_HAS_STATE = 1 << 1,
+	CT_FLOW_HAS_PORTS = 1 << 2,
+	CT_FLOW_HAS_ICMP = 1 << 3,
+	CT_FLOW_HAS_ID = 1 << 4,
+	/* A destroy seen while a sync dump runs: keeps the dump from re-adding the entry. */
+	CT_FLOW_TOMB = 1 << 5,
+};
+
+/* One indexed flow. Ports hold the ICMP id (src) and type << 8 | code (dst) for ICMP. */
+struct ct_flow {
+	uint8_t osrc[16], odst[16], rsrc[16], rdst[16];
+	uint16_t osport, odport, rsport, rdport;
+	uint32_t status, mark, id;
+	uint32_t timeout;       /* seconds left when updated_ms was taken */
+	uint64_t updated_ms;    /* CLOCK_MONOTONIC ms of the last event / dump / GET for it */
+	uint32_t next;          /* hash chain: record index + 1, 0 = end (free list when unused) */
+	uint32_t hash;
+	uint16_t zone;
+	uint8_t family, proto, state, flags;
+	uint8_t gen;            /* sync generation that last confirmed it */
+};
+
+struct ct_index {
+	struct ct_flow *flows;
+	uint32_t cap;           /* records allocated */
+	uint32_t used_hi;       /* records [0, used_hi) have ever been used (scan bound) */
+	uint32_t count;         /* live records (tombs included) */
+	uint32_t max;
+	uint32_t free_head;     /* index + 1 of a free record, 0 = none */
+	uint32_t *buckets;
+	uint32_t nbuckets;      /* power of two */
+	uint64_t dropped;       /* inserts refused because the index was full */
+};
+
+int ct_index_init(struct ct_index *x, uint32_t max);
+void ct_index_free(struct ct_index *x);
+size_t ct_index_bytes(const struct ct_index *x);
+size_t ct_index_bytes_per_flow(void);
+
+void ct_flow_from_entry(struct ct_flow *f, const struct ct_entry *e);
+void ct_flow_to_entry(const struct ct_flow *f, struct ct_entry *e);
+uint32_t ct_flow_hash(const struct ct_flow *f);
+int ct_flow_same_key(const struct ct_flow *a, const struct ct_flow *b);
+
+/* The record with f's key, or NULL. */
+struct ct_flow *ct_index_find(struct ct_index *x, const struct ct_flow *f);
+/* Inserts a copy of f (key not present). Returns the record, or NULL when full / no memory. */
+struct ct_flow *ct_index_insert(struct ct_index *x, const struct ct_flow *f);
+void ct_index_remove(struct ct_index *x, struct ct_flow *rec);
+
+#endif
