@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { MemoryConntrack } from '../native/lib/memory-conntrack.js';
 import { MemoryIpvs } from '../native/lib/memory-ipvs.js';
@@ -18,6 +17,7 @@ import { managedPod, markDeleting, setReady } from '../test/apiserver/pods.js';
 import { Agent } from './agent.js';
 import { AgentMetrics } from './metrics.js';
 import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
+import { loadKubeConnection } from './kube/load.js';
 
 const server = new FakeApiServer();
 let dir = '';
@@ -49,16 +49,15 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 
 const SVC: IpvsServiceKey = { family: 4, protocol: 'tcp', address: '10.96.0.10', port: 80 };
 
-function makeAgent(node: string, ct: MemoryConntrack, ipvs: MemoryIpvs): Agent {
+async function makeAgent(node: string, ct: MemoryConntrack, ipvs: MemoryIpvs): Promise<Agent> {
   const config = loadAgentConfig({
     flags: { nodeName: node, kubeconfig: join(dir, 'kubeconfig'), drainPort: '1', metricsPort: '1', stateFile: join(dir, `${node}.json`), holdInterval: '50ms', flushWindow: '20ms', goneSlack: '0s', logLevel: 'silent' },
     env: {},
   });
   assert.ok(config.ok);
-  const kc = new KubeConfig();
-  kc.loadFromFile(join(dir, 'kubeconfig'));
+  const kube = await loadKubeConnection({ kubeconfig: join(dir, 'kubeconfig') });
   // Ports 0: let the OS choose (the CLI requires 1..65535; the Agent itself accepts any).
-  return new Agent({ config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1' }, logger: pino({ level: 'silent' }), netlink: netlink(ct, ipvs), kubeConfig: kc, flowTimeouts: DEFAULT_FLOW_TIMEOUTS, metrics: new AgentMetrics({ defaultMetrics: false }) });
+  return new Agent({ config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1' }, logger: pino({ level: 'silent' }), netlink: netlink(ct, ipvs), kube, flowTimeouts: DEFAULT_FLOW_TIMEOUTS, metrics: new AgentMetrics({ defaultMetrics: false }) });
 }
 
 test('two nodes: both hold the draining pod at weight 0, restore what the proxy deletes, release and flush when it goes', async () => {
@@ -74,7 +73,7 @@ test('two nodes: both hold the draining pod at weight 0, restore what the proxy 
   }
   server.putPod(managedPod({ name: 'web-1', nodeName: 'node-a', ips: ['10.3.0.1'] }));
   server.putPod(managedPod({ name: 'web-2', nodeName: 'node-b', ips: ['10.3.0.2'] }));
-  const agents = nodes.map((n) => makeAgent(n.name, n.ct, n.ipvs));
+  const agents = await Promise.all(nodes.map((n) => makeAgent(n.name, n.ct, n.ipvs)));
   try {
     const ports = await Promise.all(agents.map((a) => a.start()));
     const readyz = async (i: number): Promise<number> => (await fetch(`http://127.0.0.1:${ports[i]!.metricsPort}/readyz`)).status;
@@ -116,7 +115,7 @@ test('two nodes: both hold the draining pod at weight 0, restore what the proxy 
 });
 
 test('IPVS absent: conntrack-only, said once, conndrain_ipvs_available 0', async () => {
-  const agent = makeAgent('node-c', new MemoryConntrack(), new MemoryIpvs({ unavailable: true }));
+  const agent = await makeAgent('node-c', new MemoryConntrack(), new MemoryIpvs({ unavailable: true }));
   try {
     const { metricsPort } = await agent.start();
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();

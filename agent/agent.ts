@@ -5,7 +5,6 @@
  * stand-ins and the CLI with the real thing.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { CoreV1Api } from '@kubernetes/client-node';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../src/config/agent.js';
@@ -14,7 +13,7 @@ import { NetlinkError, type ConntrackApi, type IpvsApi } from '../native/lib/typ
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { DrainApi } from './drain-api.js';
 import { DrainSessions } from './drain-sessions.js';
-import { coreEventSink, PodEvents, type EventPod, type EventSink } from './events.js';
+import { kubeEventSink, PodEvents, type EventPod, type EventSink } from './events.js';
 import { readFlowTimeouts } from './flow-timeouts.js';
 import type { FlowTimeouts } from './flows.js';
 import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
@@ -26,13 +25,20 @@ import { loadState, StateWriter, STATE_VERSION, type AgentState } from './state-
 import { PodWatch } from './watch.js';
 import type { FlowpinController } from './flowpin/controller.js';
 import { createAgentFlowpin, flowpinSkip } from './flowpin/wire.js';
-import { startJanitor, type RunningJanitor } from './janitor/index.js';
+import type { RunningJanitor } from './janitor/index.js';
+import type { KubeConnection } from './kube/connection.js';
 
 export interface AgentDeps {
   config: AgentConfig;
   logger: Logger;
   netlink: ConntrackApi & IpvsApi;
-  kubeConfig: KubeConfig;
+  /** The API server (the watch, Events): kube/load.ts, or a library KubeConfig. */
+  kube: KubeConnection;
+  /**
+   * The library's full KubeConfig, loaded only when needed (the janitor's API clients): it
+   * costs ~73 MB RSS, which an agent without the janitor never pays.
+   */
+  fullKubeConfig?: () => Promise<KubeConfig>;
   clock?: Clock;
   flowTimeouts?: FlowTimeouts;
   eventSink?: EventSink;
@@ -85,14 +91,14 @@ export class Agent {
   janitor: RunningJanitor | undefined;
 
   constructor(private readonly deps: AgentDeps) {
-    const { config, logger, netlink, kubeConfig } = deps;
+    const { config, logger, netlink, kube } = deps;
     this.clock = deps.clock ?? systemClock;
     this.log = logger.child({ node: config.nodeName });
     this.metrics = deps.metrics ?? new AgentMetrics();
     this.cache = new PodCache(config.goneSlackMs);
     this.ipvsOn = config.ipvsHold;
     const metrics = this.metrics;
-    this.events = new PodEvents(deps.eventSink ?? coreEventSink(kubeConfig.makeApiClient(CoreV1Api)), config.nodeName, this.log, () => this.clock.now());
+    this.events = new PodEvents(deps.eventSink ?? kubeEventSink(kube), config.nodeName, this.log, () => this.clock.now());
     this.hold = new IpvsHold({
       ipvs: netlink,
       logger: this.log,
@@ -143,14 +149,14 @@ export class Agent {
       },
     });
     this.watch = new PodWatch(
-      { kubeConfig, backoffMaxMs: config.relistBackoffMaxMs, clock: this.clock, logger: this.log },
+      { connection: kube, backoffMaxMs: config.relistBackoffMaxMs, clock: this.clock, logger: this.log },
       {
         upsert: (pod) => {
           this.cache.upsert(pod);
           this.scheduleRun();
         },
-        remove: (pod) => {
-          const gone = this.cache.remove(pod);
+        remove: (uid) => {
+          const gone = this.cache.remove(uid);
           if (gone !== undefined) this.sessions.podGone(gone.view.uid);
           this.scheduleRun();
         },
@@ -188,7 +194,10 @@ export class Agent {
     await this.probeIpvs();
     this.watch.start();
     if (config.janitor) {
-      this.janitor = startJanitor({ kubeConfig: this.deps.kubeConfig, conntrack: this.deps.netlink, registry: this.metrics.registry, logger: this.log, clock: this.clock, graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs, backoffMaxMs: config.relistBackoffMaxMs });
+      if (this.deps.fullKubeConfig === undefined) throw new Error('--janitor needs the full KubeConfig (AgentDeps.fullKubeConfig)');
+      // Loaded only with --janitor: its API clients need the whole client library.
+      const [{ startJanitor }, kubeConfig] = await Promise.all([import('./janitor/index.js'), this.deps.fullKubeConfig()]);
+      this.janitor = startJanitor({ kubeConfig, conntrack: this.deps.netlink, registry: this.metrics.registry, logger: this.log, clock: this.clock, graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs, backoffMaxMs: config.relistBackoffMaxMs });
     }
     const drainPort = await this.drainApi.listen(config.drainPort, config.drainAddress);
     this.drainListening = true;

@@ -31,11 +31,11 @@ export function registerAgentCommands(program: Command): void {
 
 async function runAgent(config: AgentConfig): Promise<void> {
   const logger = createLogger({ level: config.logLevel, component: 'agent' });
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kubeConfig = new KubeConfig();
+  const { loadKubeConnection, loadFullKubeConfig } = await import('./kube/load.js');
+  const source = { kubeconfig: config.kubeconfig, serviceHost: config.kubernetesServiceHost, servicePort: config.kubernetesServicePort };
+  let kube;
   try {
-    if (config.kubeconfig !== undefined && config.kubeconfig !== '') kubeConfig.loadFromFile(config.kubeconfig);
-    else kubeConfig.loadFromCluster();
+    kube = await loadKubeConnection(source);
   } catch (error) {
     throw new CliExit(2, `conndrain agent: cannot load the kubeconfig${config.kubeconfig === undefined ? ' (in-cluster)' : ` ${config.kubeconfig}`}: ${(error as Error).message}`);
   }
@@ -47,7 +47,7 @@ async function runAgent(config: AgentConfig): Promise<void> {
     throw new CliExit(1, `conndrain agent: cannot open netlink (the agent needs the netlink-native addon and NET_ADMIN): ${(error as Error).message}`);
   }
   const { Agent } = await import('./agent.js');
-  const agent = new Agent({ config, logger, netlink, kubeConfig });
+  const agent = new Agent({ config, logger, netlink, kube, fullKubeConfig: () => loadFullKubeConfig(source) });
   const stopped = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));

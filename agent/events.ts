@@ -4,9 +4,11 @@
  * ready-again), and `ConntrackFlushed`. Creating an event is best effort: a failure is logged,
  * never fatal, never retried in a loop.
  */
-import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { EVENT_CONNTRACK_FLUSHED, EVENT_DRAIN_FINISHED, EVENT_DRAIN_STARTED } from '../src/contract.js';
+import type { KubeConnection } from './kube/connection.js';
+import { kubeRequest } from './kube/request.js';
 
 export interface EventPod {
   uid: string;
@@ -18,8 +20,9 @@ export interface EventPod {
 
 export type EventSink = (namespace: string, body: CoreV1Event) => Promise<unknown>;
 
-export function coreEventSink(api: CoreV1Api): EventSink {
-  return (namespace, body) => api.createNamespacedEvent({ namespace, body });
+/** POST /api/v1/namespaces/<ns>/events (core/v1 Event, as CoreV1Api.createNamespacedEvent sends it). */
+export function kubeEventSink(connection: KubeConnection): EventSink {
+  return (namespace, body) => kubeRequest(connection, 'POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, {}, body);
 }
 
 export class PodEvents {

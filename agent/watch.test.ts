@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { FakeApiServer } from '../test/apiserver/server.js';
 import { managedPod, setReady } from '../test/apiserver/pods.js';
 import { PodCache } from './pod-cache.js';
 import { PodWatch } from './watch.js';
 import { systemClock } from './clock.js';
+import { loadKubeConnection } from './kube/load.js';
 
 // The API server here is the stand-in of test/apiserver (no real one can run on these machines).
 const server = new FakeApiServer();
@@ -34,17 +34,16 @@ async function until(what: string, check: () => boolean, timeoutMs = 5000): Prom
   }
 }
 
-function startWatch(): { cache: PodCache; watch: PodWatch; restarts: unknown[]; syncs: number[] } {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfigPath);
+async function startWatch(pageSize?: number): Promise<{ cache: PodCache; watch: PodWatch; restarts: unknown[]; syncs: number[] }> {
+  const connection = await loadKubeConnection({ kubeconfig: kubeconfigPath });
   const cache = new PodCache(0);
   const restarts: unknown[] = [];
   const syncs: number[] = [];
   const watch = new PodWatch(
-    { kubeConfig: kc, backoffMaxMs: 400, clock: systemClock, logger: pino({ level: 'silent' }) },
+    { connection, pageSize, backoffMaxMs: 400, clock: systemClock, logger: pino({ level: 'silent' }) },
     {
       upsert: (pod) => cache.upsert(pod),
-      remove: (pod) => cache.remove(pod),
+      remove: (uid) => cache.remove(uid),
       synced: () => syncs.push(cache.size),
       restarting: (error) => restarts.push(error),
     },
@@ -57,7 +56,7 @@ test('lists, syncs once, follows ADDED/MODIFIED/DELETED, relists on 410, restart
   server.putPod(managedPod({ name: 'a', nodeName: 'n1', ips: ['10.1.0.1'] }));
   server.putPod(managedPod({ name: 'b', nodeName: 'n1', ips: ['10.1.0.2'] }));
   server.putPod({ metadata: { name: 'unmanaged', namespace: 'shop', labels: { app: 'x' } }, spec: {}, status: { podIP: '10.1.0.99' } });
-  const { cache, watch, restarts, syncs } = startWatch();
+  const { cache, watch, restarts, syncs } = await startWatch();
   try {
     await until('sync', () => watch.synced);
     assert.deepEqual(syncs, [2], 'synced after the first list was applied; the unmanaged pod is filtered by the label selector');
@@ -89,6 +88,24 @@ test('lists, syncs once, follows ADDED/MODIFIED/DELETED, relists on 410, restart
     await until('recovered after errors', () => cache.byDrain('drain-d') !== undefined);
     assert.ok(restarts.length >= 1, `restarts counted (${restarts.length})`);
     assert.equal(syncs.length, 1, 'synced is reported once');
+  } finally {
+    await watch.stop();
+  }
+});
+
+test('lists in pages (limit/continue) and keeps only the pruned fields of each pod', async () => {
+  for (let i = 0; i < 5; i++) server.putPod(managedPod({ name: `page-${i}`, nodeName: 'n2', ips: [`10.2.0.${i}`] }));
+  const managed = server.listPods().filter((p) => p.metadata?.labels?.['conndrain.io/managed'] === 'true').length;
+  const before = server.requests.length;
+  const { cache, watch } = await startWatch(2);
+  try {
+    await until('sync', () => watch.synced);
+    assert.equal(cache.size, managed);
+    const lists = server.requests.slice(before).filter((r) => r.path === '/api/v1/pods' && r.query.watch === undefined);
+    assert.equal(lists.length, Math.ceil(managed / 2), 'one request per page');
+    assert.ok(lists.every((r) => r.query.limit === '2'));
+    assert.equal(lists.filter((r) => r.query.continue !== undefined).length, lists.length - 1);
+    assert.deepEqual(cache.byDrain('drain-page-3')?.view.ips, ['10.2.0.3']);
   } finally {
     await watch.stop();
   }

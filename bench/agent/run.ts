@@ -15,7 +15,6 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { MemoryConntrack } from '../../native/lib/memory-conntrack.js';
 import { MemoryIpvs } from '../../native/lib/memory-ipvs.js';
@@ -24,6 +23,7 @@ import { Agent } from '../../agent/agent.js';
 import { AgentMetrics } from '../../agent/metrics.js';
 import { IpvsHold } from '../../agent/ipvs-hold.js';
 import { DEFAULT_FLOW_TIMEOUTS } from '../../agent/flows.js';
+import { loadKubeConnection } from '../../agent/kube/load.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { FakeApiServer } from '../../test/apiserver/server.js';
 import { managedPod, setReady } from '../../test/apiserver/pods.js';
@@ -96,13 +96,12 @@ async function watchToWeightZero(held: number, dir: string): Promise<number[]> {
   };
   const config = loadAgentConfig({ flags: { nodeName: 'node-0', kubeconfig, stateFile: join(dir, `state-${held}.json`), logLevel: 'silent' }, env: {} });
   if (!config.ok) throw new Error(config.error.join('; '));
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
+  const kube = await loadKubeConnection({ kubeconfig });
   const agent = new Agent({
     config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1' },
     logger: pino({ level: 'silent' }),
     netlink: memoryNetlink(new MemoryConntrack(), ipvs),
-    kubeConfig: kc,
+    kube,
     flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
     metrics: new AgentMetrics({ defaultMetrics: false }),
   });
@@ -181,8 +180,12 @@ async function rssOfAgent(pods: number, dir: string, main: string): Promise<{ po
     await new Promise((r) => setTimeout(r, 5000)); // settle (GC after the initial list)
     return { pods, rssMb: vmRssMb(agent.pid ?? 0) };
   } finally {
+    // Wait for both to exit: the agent writes its state file on SIGTERM (then the dir is removed).
+    const exited = (child: ReturnType<typeof spawn> | undefined): Promise<unknown> => (child === undefined || child.exitCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', r)));
+    const waits = [exited(agent), exited(server)];
     agent?.kill('SIGTERM');
     server.stdin.end();
+    await Promise.all(waits);
   }
 }
 

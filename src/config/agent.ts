@@ -8,6 +8,8 @@ export const AGENT_OPTIONS = {
   nodeName: { kind: 'string', flag: 'node-name', env: 'NODE_NAME', required: true, description: 'name of this node (downward API spec.nodeName)' },
   podNamespace: { kind: 'string', flag: 'pod-namespace', env: 'POD_NAMESPACE', default: SYSTEM_NAMESPACE, description: 'namespace the agent runs in (downward API metadata.namespace)' },
   kubeconfig: { kind: 'string', flag: 'kubeconfig', env: 'KUBECONFIG', description: 'kubeconfig file; in-cluster service account when unset' },
+  kubernetesServiceHost: { kind: 'string', flag: 'kubernetes-service-host', env: 'KUBERNETES_SERVICE_HOST', description: 'API server address in-cluster (the kubelet sets the variable); used when --kubeconfig is unset' },
+  kubernetesServicePort: { kind: 'string', flag: 'kubernetes-service-port', env: 'KUBERNETES_SERVICE_PORT', description: 'API server port in-cluster (the kubelet sets the variable); used when --kubeconfig is unset' },
   drainAddress: { kind: 'string', flag: 'drain-address', env: 'CONNDRAIN_DRAIN_ADDRESS', default: '127.0.0.1', description: 'address of the drain API (loopback: the kubelet calls it from the node network namespace)' },
   drainPort: { kind: 'int', flag: 'drain-port', env: 'CONNDRAIN_DRAIN_PORT', default: 9901, min: 1, max: 65535, description: 'port of the drain API (the webhook --agent-port must match)' },
   metricsAddress: { kind: 'string', flag: 'metrics-address', env: 'CONNDRAIN_METRICS_ADDRESS', default: '0.0.0.0', description: 'address of /metrics, /healthz and /readyz' },
@@ -35,6 +37,8 @@ export interface AgentConfig {
   nodeName: string;
   podNamespace: string;
   kubeconfig: string | undefined;
+  kubernetesServiceHost: string | undefined;
+  kubernetesServicePort: string | undefined;
   drainAddress: string;
   drainPort: number;
   metricsAddress: string;
@@ -76,6 +80,8 @@ export function loadAgentConfig(sources: ConfigSources): Result<AgentConfig, str
     nodeName: String(v.nodeName),
     podNamespace: String(v.podNamespace),
     kubeconfig: v.kubeconfig === undefined ? undefined : String(v.kubeconfig),
+    kubernetesServiceHost: v.kubernetesServiceHost === undefined ? undefined : String(v.kubernetesServiceHost),
+    kubernetesServicePort: v.kubernetesServicePort === undefined ? undefined : String(v.kubernetesServicePort),
     drainAddress: String(v.drainAddress),
     drainPort: Number(v.drainPort),
     metricsAddress: String(v.metricsAddress),

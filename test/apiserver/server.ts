@@ -3,8 +3,8 @@
  * on these machines (see shared/lab-notes.md), so the agent's watch path is tested against
  * this small HTTP server that speaks the API server's wire format for pods and events:
  *
- * - LIST  `GET /api/v1/pods?labelSelector=..&fieldSelector=..` (and `/api/v1/namespaces/<ns>/pods`):
- *   a `PodList` with `metadata.resourceVersion`.
+ * - LIST  `GET /api/v1/pods?labelSelector=..&fieldSelector=..[&limit=N&continue=T]` (and
+ *   `/api/v1/namespaces/<ns>/pods`): a `PodList` with `metadata.resourceVersion` (and `continue`).
  * - WATCH the same path with `watch=true&resourceVersion=N[&allowWatchBookmarks=true][&timeoutSeconds=S]`:
  *   HTTP 200, chunked, one JSON event per line (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`),
  *   replaying every change after N; a compacted N gets an `ERROR` event carrying a 410 `Status`
@@ -304,10 +304,30 @@ export class FakeApiServer {
     });
   }
 
+  /**
+   * `limit`/`continue` paginate as the API server does, with one simplification: a continue
+   * token is an offset into the current list (the real server serves the pages from one
+   * snapshot); a token older than a compaction gets 410 Expired.
+   */
   private serveList(send: (code: number, body: unknown) => void, namespace: string | undefined, query: Record<string, string>): void {
     const filter = { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, namespace };
-    const items = [...this.pods.values()].filter((p) => this.visible(filter, p));
-    send(200, { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) }, items });
+    const all = [...this.pods.values()].filter((p) => this.visible(filter, p));
+    let offset = 0;
+    let rv = this.rv;
+    if (query.continue !== undefined && query.continue !== '') {
+      const [tokenRv, tokenOffset] = Buffer.from(query.continue, 'base64url').toString().split(':').map(Number);
+      if (tokenRv === undefined || tokenOffset === undefined || !Number.isFinite(tokenRv) || tokenRv < this.compactedRv) {
+        send(410, status(410, 'Expired', 'stand-in: the continue token has expired'));
+        return;
+      }
+      offset = tokenOffset;
+      rv = tokenRv;
+    }
+    const limit = Number(query.limit);
+    const end = Number.isFinite(limit) && limit > 0 ? Math.min(all.length, offset + limit) : all.length;
+    const metadata: Record<string, string> = { resourceVersion: String(rv) };
+    if (end < all.length) metadata.continue = Buffer.from(`${rv}:${end}`).toString('base64url');
+    send(200, { kind: 'PodList', apiVersion: 'v1', metadata, items: all.slice(offset, end) });
   }
 
   private serveWatch(res: ServerResponse, namespace: string | undefined, query: Record<string, string>): void {

@@ -1,0 +1,77 @@
+/**
+ * One API request over a KubeConnection with node:http(s) (no fetch implementation loaded):
+ * JSON in, JSON out. A non-2xx answer rejects with a `KubeRequestError` carrying the status
+ * code (410 on an expired list continue token, 403 on missing RBAC...).
+ */
+import { request as httpRequest, type Agent as HttpAgent, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { KubeConnection } from './connection.js';
+
+export class KubeRequestError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'KubeRequestError';
+  }
+}
+
+const TIMEOUT_MS = 60_000;
+
+function headerRecord(headers: unknown): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  if (headers === undefined || headers === null) return out;
+  // A node-fetch Headers (the library's KubeConfig) or a plain record (LeanKubeConnection).
+  const entries = typeof (headers as { entries?: unknown }).entries === 'function'
+    ? [...(headers as { entries(): Iterable<[string, string]> }).entries()]
+    : Object.entries(headers as Record<string, string>);
+  for (const [k, v] of entries) out[k] = v;
+  return out;
+}
+
+export async function kubeRequest(conn: KubeConnection, method: 'GET' | 'POST', path: string, query: Record<string, string | number | boolean | undefined> = {}, body?: unknown): Promise<unknown> {
+  const cluster = conn.getCurrentCluster();
+  if (cluster === null) throw new Error('kubeconfig: no current cluster');
+  const url = new URL(cluster.server + path);
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+  const opts = await conn.applyToFetchOptions({});
+  const headers = headerRecord(opts.headers);
+  headers.Accept = 'application/json';
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  if (payload !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    headers['Content-Length'] = payload.length;
+  }
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(url, { method, headers, agent: opts.agent as HttpAgent | undefined, timeout: TIMEOUT_MS }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const code = res.statusCode ?? 0;
+        if (code < 200 || code >= 300) {
+          let message = text.slice(0, 300);
+          try {
+            const parsed = (JSON.parse(text) as { message?: unknown }).message;
+            if (typeof parsed === 'string') message = parsed;
+          } catch {
+            // not JSON: keep the text
+          }
+          reject(new KubeRequestError(code, `${method} ${url.pathname}: HTTP ${code}: ${message}`));
+          return;
+        }
+        try {
+          resolve(text === '' ? undefined : JSON.parse(text));
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${url.pathname}: no answer in ${TIMEOUT_MS} ms`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
