@@ -278,6 +278,8 @@ static int sync_cb(const struct ct_entry *e, void *p)
 	pthread_mutex_lock(&ev->lock);
 	f.gen = ev->gen;
 	rec = ct_index_find(&ev->idx, &f);
+	/* an entry an event already told us about has an event cache: keep trusting its events */
+	f.flags |= rec && !(rec->flags & CT_FLOW_TOMB) ? (rec->flags & CT_FLOW_NOEV) : CT_FLOW_NOEV;
 	if (!rec)
 		put_flow(ev, &f);
 	else if (rec->flags & CT_FLOW_TOMB) {
@@ -477,6 +479,7 @@ static void get_cb(size_t i, int error, const struct ct_entry *e, void *p)
 	pthread_mutex_lock(&g->ev->lock);
 	f.gen = g->ev->gen;
 	rec = ct_index_find(&g->ev->idx, &f);
+	f.flags |= g->flows[i].flags & CT_FLOW_NOEV; /* a GET says nothing about events */
 	if (rec && !(rec->flags & CT_FLOW_TOMB))
 		refresh(rec, &f);
 	pthread_mutex_unlock(&g->ev->lock);
@@ -509,10 +512,11 @@ int ct_events_flows(struct ct_events *ev, struct ct_conn *c, const struct ct_add
 	}
 	out->cap = n;
 	/* UDP/SCTP/other: the remaining timeout says when a packet was last seen, and packets do not
-	 * make events; TCP: state changes do, but ask again once its timeout ran out. */
+	 * make events; TCP: state changes do, but ask again once its timeout ran out, and always for
+	 * entries that may have no event cache (learned from a dump, see CT_FLOW_NOEV). */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t age_s = (now - flows[i].updated_ms) / 1000u;
-		if (flows[i].proto != IPPROTO_TCP || age_s >= flows[i].timeout) {
+		if (flows[i].proto != IPPROTO_TCP || (flows[i].flags & CT_FLOW_NOEV) || age_s >= flows[i].timeout) {
 			map[m] = i;
 			sub[m++] = flows[i];
 		}

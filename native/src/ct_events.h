@@ -11,6 +11,11 @@
  * verify), exact-tuple GETs (ct_tuple_get.h) and DELETEs (ct_tuple_delete.h). A mutex guards the index, the
  * watched set and the counters; nothing holds it across a syscall but setsockopt.
  *
+ * Kernel fact: with net.netfilter.nf_conntrack_events=2 (the default) an entry created while
+ * no listener existed gets no event cache, so it NEVER produces update or destroy events.
+ * Entries learned from a dump are therefore flagged (CT_FLOW_NOEV) and re-checked by an exact
+ * GET whenever their flows are asked for, TCP included, until an event proves otherwise.
+ *
  * Staleness: ENOBUFS on the event socket (the kernel dropped events) marks the index stale
  * until a full resync pass completes without a new overrun. While a dump pass runs, DESTROY
  * events leave tombstones so the pass cannot re-add an entry that is already gone, and
@@ -38,7 +43,8 @@ void ct_events_close(struct ct_events *ev);
  * addresses no longer watched, then one filtered dump pass for the newly added addresses. */
 int ct_events_set_watched(struct ct_events *ev, struct ct_conn *c, struct ct_addr_set *next);
 
-/* The flows of addrs; non-TCP flows (and TCP ones whose timeout ran out) refreshed by GET. */
+/* The flows of addrs; non-TCP flows (and TCP ones whose timeout ran out or that were learned
+ * from a dump, see CT_FLOW_NOEV in ct_index.h) refreshed by GET. */
 int ct_events_flows(struct ct_events *ev, struct ct_conn *c, const struct ct_addr_set *addrs,
 		    struct ct_entry_list *out, int *fresh, uint64_t *refreshed);
 

@@ -22,6 +22,10 @@ enum {
 	CT_FLOW_HAS_ID = 1 << 4,
 	/* A destroy seen while a sync dump runs: keeps the dump from re-adding the entry. */
 	CT_FLOW_TOMB = 1 << 5,
+	/* Learned from a dump and never heard of by an event since: it may have no event cache
+	 * (nf_conntrack_events=2 gives none to entries created while nobody listened), so its
+	 * updates and its destruction may never be announced. Re-checked by GET. */
+	CT_FLOW_NOEV = 1 << 6,
 };
 
 /* One indexed flow. Ports hold the ICMP id (src) and type << 8 | code (dst) for ICMP. */

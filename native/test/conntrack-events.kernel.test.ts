@@ -40,11 +40,12 @@ function deleteNetns(name: string): void {
   }
 }
 
-function kernelTarget(): Promise<EventsTarget> {
+function kernelTarget(): Promise<EventsTarget & { ns: string }> {
   const ns = addNetns('t');
   const api = openNetlink({ netns: ns });
   return Promise.resolve({
     api,
+    ns,
     fill: (specs) => api.insertConntrackForTest(specs),
     close: () => {
       api.close();
@@ -60,6 +61,31 @@ describe('conntrack event index on the kernel', { skip }, () => {
   });
 
   conntrackEventsContract('kernel via netlink-native', kernelTarget);
+
+  it('entries created before anyone listened (no event cache, nf_conntrack_events=2) are re-checked by GET: deleted behind its back, they leave the index', async () => {
+    const t = await kernelTarget();
+    try {
+      // TCP entries created while no listener exists in this namespace: the kernel gives them no
+      // event cache, so their deletion will never be announced
+      await t.fill([{ protocol: 'tcp', origSrc: '10.1.0.1', srcCount: 10, origDst: '10.96.0.10', dstPort: 80, replySrc: '10.244.1.10', count: 20, state: 'ESTABLISHED' }]);
+      const index = await t.api.openConntrackEvents();
+      try {
+        await index.setWatchedAddresses(['10.244.1.10']);
+        assert.equal((await index.flowsOf(['10.244.1.10'])).flows.length, 20);
+        const other = openNetlink({ netns: t.ns });
+        await other.deleteConntrack({ addresses: ['10.244.1.10'], match: ['replySrc'], protocols: ['tcp'] });
+        other.close();
+        const after = await index.flowsOf(['10.244.1.10']);
+        assert.equal(after.flows.length, 0, 'the GET found them gone (ENOENT)');
+        assert.equal(after.fresh, true);
+        assert.equal(index.stats().flows, 0);
+      } finally {
+        index.close();
+      }
+    } finally {
+      await t.close();
+    }
+  });
 
   it('falls back to filtering in C when the watched set does not fit classic BPF (4096 instructions), and says so', async () => {
     const t = await kernelTarget();
