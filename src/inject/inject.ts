@@ -12,7 +12,7 @@ import {
 } from '../contract.js';
 import { isDrainId, newDrainId, type RandomSource } from './drain-id.js';
 import { buildPreStop, looksLikeOwnPreStop, TEMPLATE_DRAIN_ID } from './hooks.js';
-import { isObject, jsonEqual, objectAt, type JsonObject } from './json.js';
+import { copyWith, isObject, jsonEqual, objectAt, type JsonObject } from './json.js';
 import { graceSecondsOf, nativeSidecarNames, plainInitContainerNames, preStopOf, regularContainers, stringAnnotations, type ContainerSlot } from './pod.js';
 import { formatInjectedRecord, parseInjectedRecord } from './record.js';
 import { warningsOf, type SkipReason } from './skip.js';
@@ -157,23 +157,20 @@ function run(input: unknown, config: InjectConfig, random: RandomSource, scope: 
     const existing = preStopOf(original);
     if (existing !== undefined && jsonEqual(existing, hook)) return container;
     changed = true;
-    const lifecycle = objectAt(original, 'lifecycle') ?? {};
-    return { ...original, lifecycle: { ...lifecycle, preStop: hook } };
+    return copyWith(original, { lifecycle: copyWith(objectAt(original, 'lifecycle'), { preStop: hook }) });
   });
-  const outSpec: JsonObject = { ...spec, containers, terminationGracePeriodSeconds: grace };
+  const outSpec = copyWith(spec, { containers, terminationGracePeriodSeconds: grace });
   if (spec['terminationGracePeriodSeconds'] !== grace) changed = true;
 
   const hookedNames = regular.filter((c) => hooked.includes(c)).map((c) => c.name);
   const record = formatInjectedRecord({ hook: kind, containers: hookedNames, drainSeconds, terminationGracePeriodSeconds: grace });
   const labels = objectAt(metadata, 'labels');
   const rawAnnotations = objectAt(metadata, 'annotations');
-  const outLabels: JsonObject = { ...labels, [LABEL_MANAGED]: LABEL_MANAGED_VALUE };
-  const outAnnotations: JsonObject = { ...rawAnnotations };
-  if (scope === 'pod') outAnnotations[ANNOTATION_DRAIN_ID] = drainId;
-  outAnnotations[ANNOTATION_INJECTED] = record;
+  const outLabels = copyWith(labels, { [LABEL_MANAGED]: LABEL_MANAGED_VALUE });
+  const outAnnotations = copyWith(rawAnnotations, scope === 'pod' ? { [ANNOTATION_DRAIN_ID]: drainId, [ANNOTATION_INJECTED]: record } : { [ANNOTATION_INJECTED]: record });
   if (labels?.[LABEL_MANAGED] !== LABEL_MANAGED_VALUE || rawAnnotations?.[ANNOTATION_INJECTED] !== record) changed = true;
   if (scope === 'pod' && rawAnnotations?.[ANNOTATION_DRAIN_ID] !== drainId) changed = true;
-  const out: JsonObject = { ...input, metadata: { ...metadata, labels: outLabels, annotations: outAnnotations }, spec: outSpec };
+  const out = copyWith(input, { metadata: copyWith(metadata, { labels: outLabels, annotations: outAnnotations }), spec: outSpec });
 
   return {
     pod: changed ? out : input,
