@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { addConfigOptions } from '../cli/options.js';
 import { CliExit } from '../cli/exit.js';
 import { loadWebhookConfig, WEBHOOK_OPTIONS, type WebhookConfig } from '../src/config/webhook.js';
-import { createLogger } from '../src/logging.js';
+import { batchedDestination, createLogger } from '../src/logging.js';
 import { answerReview } from './admission/answer.js';
 import { injectManifests, ManifestError } from './cli/inject-manifests.js';
 
@@ -113,7 +113,7 @@ Example:
 Every flag can also come from its environment variable (shown above); flags win.`);
   webhook.action(async (flags: Record<string, unknown>) => {
     const config = loadConfig(flags);
-    const logger = createLogger({ level: config.logLevel, component: 'webhook' });
+    const logger = createLogger({ level: config.logLevel, component: 'webhook', destination: batchedDestination() });
     // Loaded here, not at import: every other conndrain command starts without Express.
     const { startWebhookServer } = await import('./server.js');
     const running = await startWebhookServer({ config, logger });

@@ -115,6 +115,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   });
   const port = (server.address() as AddressInfo).port;
   logger.info({ address: config.address, port, certDir: config.certDir, certificate: certificates.current()?.serialNumber ?? null }, 'webhook listening');
+  logger.flush();
 
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -128,6 +129,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       server.close(() => {
         clearTimeout(deadline);
         logger.info('webhook stopped');
+        logger.flush();
         resolve();
       });
       server.closeIdleConnections();

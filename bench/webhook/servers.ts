@@ -10,9 +10,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
-import { pino } from 'pino';
 import { DEFAULT_INJECT_CONFIG } from '../../src/config/webhook.js';
-import { createLogger } from '../../src/logging.js';
+import { batchedDestination, createLogger } from '../../src/logging.js';
 import { startWebhookServer } from '../../webhook/server.js';
 
 const certDir = process.argv[2] ?? '';
@@ -29,7 +28,8 @@ const bare = createServer({ cert, key, minVersion: 'TLSv1.2' }, (req, res) => {
 });
 await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
 
-const logger = createLogger({ level: 'info', component: 'webhook', destination: pino.destination({ dest: '/dev/null', sync: false }) });
+// The production logger (level info, lines batched like `conndrain webhook` does), into /dev/null.
+const logger = createLogger({ level: 'info', component: 'webhook', destination: batchedDestination('/dev/null') });
 const ours = await startWebhookServer({
   config: { ...DEFAULT_INJECT_CONFIG, address: '127.0.0.1', port: 0, certDir, certPollIntervalMs: 5000, shutdownTimeoutMs: 1000, logLevel: 'info' },
   logger,

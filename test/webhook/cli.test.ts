@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -172,11 +173,24 @@ test('conndrain webhook serves, and on SIGTERM stops and exits 0', async () => {
     const listening = stdout.split('\n').find((l) => l.includes('webhook listening'));
     assert.ok(listening !== undefined, stdout);
     assert.equal((JSON.parse(listening) as { port: number }).port, port);
+    // One admission: its log line (batched by the CLI's destination) must be out by exit.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port, method: 'POST', path: '/mutate', ca: ca.caCert, agent: false, headers: { 'Content-Type': 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end(review(samplePod()));
+    });
+    assert.equal(status, 200);
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
     assert.match(stdout, /"msg":"stopping: no new connections, finishing in-flight requests"/);
     assert.match(stdout, /"msg":"webhook stopped"/);
+    const admission = stdout.split('\n').find((l) => l.includes('"msg":"drain hook injected"'));
+    assert.ok(admission !== undefined, stdout);
+    assert.equal((JSON.parse(admission) as { uid: string }).uid, 'e911857d-c318-11e8-bbad-025000000001');
   } finally {
     child.kill('SIGKILL');
     rmSync(certDir, { recursive: true, force: true });

@@ -27,7 +27,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyRead>
       }
       chunks.push(chunk);
     };
-    const onEnd = (): void => finish({ kind: 'ok', text: Buffer.concat(chunks, size).toString('utf8') });
+    // A review usually arrives as one chunk (one TLS record holds 16 KiB): decode it in place.
+    const onEnd = (): void => finish({ kind: 'ok', text: (chunks.length === 1 ? chunks[0] as Buffer : Buffer.concat(chunks, size)).toString('utf8') });
     const onError = (error: Error): void => finish({ kind: 'aborted', error });
     req.on('data', onData);
     req.on('end', onEnd);
