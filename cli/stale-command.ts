@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { formatEndpoint, OwnershipIndex, planDeletion, type StaleGroup } from '../src/stale/index.js';
+import { excludePodIps, formatEndpoint, groupByService, OwnershipIndex, planDeletion, type StaleGroup } from '../src/stale/index.js';
 import type { DeleteCountsByProtocol } from '../native/lib/types.js';
 import { CliExit } from './exit.js';
 import { openConntrack, type ConntrackHandle } from './native-conntrack.js';
@@ -64,7 +64,7 @@ async function runStale(flags: StaleFlags): Promise<void> {
   }
   try {
     let scan = await scanStale(api, ownership, inventory.podIps);
-    scan = await excludeLivePods(scan, api, ownership, inventory);
+    scan = await excludeLivePods(scan, ownership, inventory);
     const outcome = flags.delete === true ? await deleteStale(api, scan, ownership, inventory) : undefined;
     printResult(flags, inventory, scan, outcome);
     if (outcome !== undefined && (outcome.failed > 0 || outcome.remaining > 0)) throw new CliExit(1);
@@ -73,14 +73,15 @@ async function runStale(flags: StaleFlags): Promise<void> {
   }
 }
 
-/** With the API: addresses a live pod elsewhere holds are not stale either (rescan with them guarded). */
-async function excludeLivePods(scan: StaleScan, api: ConntrackHandle, ownership: OwnershipIndex, inventory: StaleInventory): Promise<StaleScan> {
+/** With the API: addresses a live pod elsewhere holds are not stale either. */
+async function excludeLivePods(scan: StaleScan, ownership: OwnershipIndex, inventory: StaleInventory): Promise<StaleScan> {
   if (inventory.livePodHolders === undefined || scan.classification.stale.length === 0) return scan;
   const targets = [...new Set(scan.classification.stale.map((e) => e.target.address))];
   const held = await inventory.livePodHolders(targets);
   if (held.size === 0) return scan;
   for (const ip of held) inventory.podIps.add(ip);
-  return await scanStale(api, ownership, inventory.podIps);
+  const classification = excludePodIps(scan.classification, held);
+  return { ...scan, classification, groups: groupByService(classification.stale, ownership) };
 }
 
 interface DeleteOutcome {

@@ -1,23 +1,19 @@
-import { classifyEntries, formatEndpoint, groupByService, type Classification, type OwnershipIndex, type StaleGroup } from '../src/stale/index.js';
-import type { ConntrackEntry } from '../native/lib/types.js';
+import { formatEndpoint, groupByService, scanStaleEntries, type Classification, type OwnershipIndex, type StaleGroup } from '../src/stale/index.js';
 import type { ConntrackHandle } from './native-conntrack.js';
 
 export interface StaleScan {
   classification: Classification;
   groups: StaleGroup[];
-  entries: ConntrackEntry[];
   listMs: number;
   classifyMs: number;
 }
 
-/** One dump pass, then classification against the endpoints and live pod IPs. */
+/** One dump pass filtered in C (scanDnatEntries), then classification against the endpoints and live pod IPs. */
 export async function scanStale(api: ConntrackHandle, ownership: OwnershipIndex, podIps: ReadonlySet<string>): Promise<StaleScan> {
+  const scan = await scanStaleEntries(api, ownership, podIps);
   const t0 = performance.now();
-  const entries = await api.listConntrack();
-  const t1 = performance.now();
-  const classification = classifyEntries(entries, ownership, podIps);
-  const groups = groupByService(classification.stale, ownership);
-  return { classification, groups, entries, listMs: t1 - t0, classifyMs: performance.now() - t1 };
+  const groups = groupByService(scan.classification.stale, ownership);
+  return { classification: scan.classification, groups, listMs: scan.listMs, classifyMs: scan.classifyMs + performance.now() - t0 };
 }
 
 /** Stale counts by protocol and the biggest services, for the doctor. */

@@ -14,6 +14,7 @@
             "src/ct_parse.c",
             "src/conntrack.c",
             "src/ct_tuple_delete.c",
+            "src/ct_scan.c",
             "src/netns.c",
             "src/nl_batch.c",
             "src/genl.c",

@@ -14,7 +14,7 @@
  */
 import type { Logger } from 'pino';
 import type { ConntrackApi } from '../../native/lib/types.js';
-import { classifyEntries, formatEndpoint, GraceTracker, groupByService, OwnershipIndex, planDeletion, type Classification, type EndpointSliceLike, type StaleEntry } from '../../src/stale/index.js';
+import { excludePodIps, formatEndpoint, GraceTracker, groupByService, OwnershipIndex, planDeletion, scanStaleEntries, type Classification, type EndpointSliceLike, type StaleEntry } from '../../src/stale/index.js';
 import type { Clock, TimerHandle } from '../clock.js';
 import type { JanitorMetrics } from './metrics.js';
 
@@ -126,13 +126,13 @@ export class StaleJanitor {
     let classification: Classification;
     let livePodSkips = 0;
     try {
-      const entries = await this.options.conntrack.listConntrack();
-      classification = classifyEntries(entries, this.ownership, new Set());
+      const scan = await scanStaleEntries(this.options.conntrack, this.ownership, new Set());
+      classification = scan.classification;
       const targets = [...new Set(classification.stale.map((e) => e.target.address))];
       if (targets.length > 0) {
         const held = await this.options.livePodHolders(targets);
         if (held.size > 0) {
-          classification = classifyEntries(entries, this.ownership, held);
+          classification = excludePodIps(classification, held);
           livePodSkips = classification.counts['pod-ip'];
           metrics?.livePodSkips.inc(livePodSkips);
           logger.info({ addresses: [...held] }, 'janitor: stale-looking entries point at IPs live pods hold; left alone');

@@ -110,6 +110,8 @@ export interface ConntrackFillSpec {
   timeout?: number;
   /** `IPS_*` names to set (`ASSURED`, `SEEN_REPLY`, ...). */
   statusFlags?: string[];
+  /** A real DNAT binding to replySrc:replySrcPort (CTA_NAT_DST): the entry gets IPS_DST_NAT, as kube-proxy's would. */
+  dnat?: boolean;
 }
 
 export interface ConntrackFillResult {
@@ -125,8 +127,9 @@ export interface ConntrackFillResult {
 
 export function toRawFillSpec(spec: ConntrackFillSpec): Record<string, unknown> {
   const protocol = PROTOCOL_NUMBERS[spec.protocol];
-  const { state, statusFlags, ...rest } = spec;
+  const { state, statusFlags, dnat, ...rest } = spec;
   const raw: Record<string, unknown> = { ...rest, protocol };
+  if (dnat === true) raw.dnat = 1;
   if (state !== undefined) {
     const n = stateNumber(protocol, state);
     if (n === undefined) throw new Error(`unknown ${spec.protocol} state ${state}`);

@@ -10,6 +10,7 @@ import { toDeleteResult, toEntry, toRawFillSpec, toRawFilter, type ConntrackFill
 import { checkEventsOptions } from './conntrack-events-common.js';
 import { NativeConntrackEvents } from './conntrack-events-native.js';
 import { checkEntryRefs, protocolKey } from './conntrack-entry-refs.js';
+import { checkScanOptions, IPS_DST_NAT } from './conntrack-scan.js';
 import { checkDeleteOptions, checkListOptions } from './conntrack-validate.js';
 import { NativeIpvs } from './ipvs-native.js';
 import type {
@@ -29,6 +30,8 @@ import type {
   IpvsServiceKey,
   IpvsServiceSpec,
   ListConntrackOptions,
+  ScanDnatOptions,
+  ScanDnatResult,
   NetlinkApi,
   OpenOptions,
 } from './types.js';
@@ -37,6 +40,12 @@ export * from './types.js';
 export type { ConntrackFillSpec, ConntrackFillResult, RawDeleteResult, RawListResult } from './conntrack-convert.js';
 
 /** Knobs beyond OpenOptions; the small-buffer ones are test support for edge paths. */
+/** What ct_scan answers. */
+export interface RawScanResult extends RawListResult {
+  statusSkipped: number;
+  owned: number;
+}
+
 /** What ct_delete_tuples answers: the public counts (byProtocol keyed by number) plus diagnostics. */
 export interface RawDeleteEntriesResult {
   deleted: number;
@@ -103,6 +112,18 @@ export class NativeNetlink implements NetlinkApi {
     const args = { ...toRawFilter(checked), ...(checked.limit !== undefined ? { limit: checked.limit } : {}) };
     const raw = await this.invoke<RawListResult>('listConntrack', 'ct_list', args);
     return raw.entries.map(toEntry);
+  }
+
+  async scanDnatEntries(options: ScanDnatOptions): Promise<ScanDnatResult> {
+    const checked = checkScanOptions('scanDnatEntries', options);
+    const raw = await this.invoke<RawScanResult>('scanDnatEntries', 'ct_scan', { ...checked, statusAny: IPS_DST_NAT });
+    return { entries: raw.entries.map(toEntry), scanned: raw.scanned, notNat: raw.statusSkipped, owned: raw.owned, ms: raw.ms };
+  }
+
+  /** BENCH SUPPORT: one full dump pass parsed in C, nothing built in JavaScript (`ct_list` with limit 0). */
+  async dumpPassOnly(): Promise<{ scanned: number; ms: number }> {
+    const raw = await this.invoke<RawListResult>('listConntrack', 'ct_list', { limit: 0 });
+    return { scanned: raw.scanned, ms: raw.ms };
   }
 
   async conntrackStats(): Promise<ConntrackStats> {

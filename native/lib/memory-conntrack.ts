@@ -9,6 +9,7 @@ import type { ConntrackFillResult, ConntrackFillSpec } from './conntrack-convert
 import { expandFillSpec } from './conntrack-fill.js';
 import { PROTOCOL_NUMBERS, protocolName, statusBits, statusFlagNames } from './conntrack-names.js';
 import { checkEntryRefs, countByProtocol } from './conntrack-entry-refs.js';
+import { checkScanOptions, IPS_DST_NAT, ownedMatcher } from './conntrack-scan.js';
 import { checkDeleteOptions, checkListOptions, type CheckedFilter } from './conntrack-validate.js';
 import { MemoryConntrackEvents } from './memory-conntrack-events.js';
 import type {
@@ -24,6 +25,8 @@ import type {
   DeleteConntrackOptions,
   DeleteConntrackResult,
   ListConntrackOptions,
+  ScanDnatOptions,
+  ScanDnatResult,
 } from './types.js';
 
 const IPS_CONFIRMED = 1 << 3;
@@ -128,7 +131,7 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
             timeout: spec.timeout ?? 600,
             mark: spec.mark ?? 0,
             zone: spec.zone ?? 0,
-            status: statusBits(spec.statusFlags ?? []),
+            status: statusBits([...(spec.statusFlags ?? []), ...(spec.dnat === true ? ['DST_NAT', 'SRC_NAT_DONE', 'DST_NAT_DONE'] : [])]),
           });
           result.created++;
         } catch {
@@ -177,6 +180,23 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
           result.deleted++;
           countByProtocol(result.byProtocol, ref.protocolNumber, 'deleted');
         }
+      }
+      result.ms = performance.now() - started;
+      return result;
+    });
+  }
+
+  scanDnatEntries(options: ScanDnatOptions): Promise<ScanDnatResult> {
+    return settle(() => {
+      const checked = checkScanOptions('scanDnatEntries', options);
+      const started = performance.now();
+      const owns = ownedMatcher(checked.ownedTargets);
+      const result: ScanDnatResult = { entries: [], scanned: 0, notNat: 0, owned: 0, ms: 0 };
+      for (const entry of this.table.values()) {
+        result.scanned++;
+        if ((entry.status & IPS_DST_NAT) === 0) result.notNat++;
+        else if (owns(entry)) result.owned++;
+        else if (checked.limit === undefined || result.entries.length < checked.limit) result.entries.push(structuredClone(entry));
       }
       result.ms = performance.now() - started;
       return result;

@@ -135,11 +135,46 @@ export interface ConntrackStats {
   perCpu: ConntrackCpuStats[];
 }
 
+/**
+ * A target the cluster's endpoints own, for scanDnatEntries: an address on every protocol and
+ * port (no protocol), every port of a protocol (no port), or one protocol and port.
+ */
+export interface OwnedTarget {
+  address: string;
+  protocol?: ConntrackProtocol;
+  port?: number;
+}
+
+export interface ScanDnatOptions {
+  /** Entries whose reply source (the DNAT target) one of these covers are counted, not returned. */
+  ownedTargets: OwnedTarget[];
+  /** At most this many candidates (the dump still ends cleanly). */
+  limit?: number;
+}
+
+export interface ScanDnatResult {
+  /** DNAT'ed entries (IPS_DST_NAT) whose reply source no owned target covers: the stale candidates. */
+  entries: ConntrackEntry[];
+  /** Entries the dump walked. */
+  scanned: number;
+  /** Entries without IPS_DST_NAT. */
+  notNat: number;
+  /** DNAT'ed entries an owned target covers. */
+  owned: number;
+  ms: number;
+}
+
 export interface ConntrackApi {
   deleteConntrack(options: DeleteConntrackOptions): Promise<DeleteConntrackResult>;
   /** Deletes exactly these entries (by original tuple + zone, and id when given), batched, without a dump pass. */
   deleteConntrackEntries(entries: readonly ConntrackEntryRef[]): Promise<DeleteConntrackEntriesResult>;
   listConntrack(options?: ListConntrackOptions): Promise<ConntrackEntry[]>;
+  /**
+   * One dump pass that returns only DNAT'ed entries whose reply source no owned target covers
+   * (filtered in C: JavaScript builds objects for candidates only). Ownership follows
+   * EndpointSlice semantics; an entry without ports is owned when any target has its address.
+   */
+  scanDnatEntries(options: ScanDnatOptions): Promise<ScanDnatResult>;
   conntrackStats(): Promise<ConntrackStats>;
 }
 

@@ -36,6 +36,7 @@
 #include <node_api.h>
 
 #include "conntrack.h"
+#include "ct_scan.h"
 #include "ct_tuple_delete.h"
 #include "ct_events.h"
 #include "netlink.h"
@@ -447,14 +448,13 @@ static napi_value tuple_value(napi_env env, const struct ct_tuple *t)
 	return o;
 }
 
-static napi_value ct_list_result(napi_env env, void *state)
+static napi_value entries_value(napi_env env, const struct ct_entry_list *list)
 {
-	struct ct_list_op *s = state;
-	napi_value o = new_object(env), arr = NULL;
+	napi_value arr = NULL;
 
-	napi_create_array_with_length(env, s->list.count, &arr);
-	for (size_t i = 0; arr && i < s->list.count; i++) {
-		const struct ct_entry *e = &s->list.items[i];
+	napi_create_array_with_length(env, list->count, &arr);
+	for (size_t i = 0; arr && i < list->count; i++) {
+		const struct ct_entry *e = &list->items[i];
 		napi_value v = new_object(env);
 		put_u32(env, v, "family", e->family);
 		put_u32(env, v, "protocolNumber", e->orig.proto);
@@ -469,7 +469,15 @@ static napi_value ct_list_result(napi_env env, void *state)
 		put_u32(env, v, "id", e->id);
 		napi_set_element(env, arr, (uint32_t)i, v);
 	}
-	put_value(env, o, "entries", arr);
+	return arr;
+}
+
+static napi_value ct_list_result(napi_env env, void *state)
+{
+	struct ct_list_op *s = state;
+	napi_value o = new_object(env);
+
+	put_value(env, o, "entries", entries_value(env, &s->list));
 	put_num(env, o, "scanned", (double)s->scanned);
 	put_u32(env, o, "bufferGrowths", s->diag.buffer_growths);
 	put_num(env, o, "restarts", (double)s->diag.restarts);
@@ -586,6 +594,7 @@ static int parse_insert_spec(napi_env env, napi_value v, struct ct_insert_spec *
 	INT_FIELD("mark", 0, 0xffffffffLL, 0, mark)
 	INT_FIELD("timeout", 1, 0x7fffffffLL, 600, timeout)
 	INT_FIELD("status", 0, 0xffffffffLL, 0, status)
+	INT_FIELD("dnat", 0, 1, 0, dnat)
 #undef INT_FIELD
 	if (arg_int(env, v, "replySrcPort", 0, 65535, s->dst_port, &x, err) < 0)
 		return -EINVAL;
@@ -778,6 +787,92 @@ static void ct_delete_tuples_release(void *state)
 {
 	struct ct_delete_tuples_op *s = state;
 	free(s->items);
+}
+
+/* --- ct_scan: { ownedTargets?: [{ address, protocol?, port? }], statusAny?, limit? }
+ * -> { entries (as ct_list), scanned, statusSkipped, owned, bufferGrowths, restarts, unparsed, ms }
+ * One dump pass that keeps only entries with a statusAny bit whose reply source no owned
+ * target covers (C side: ct_scan.c). protocol absent = every protocol, port absent = every port. */
+struct ct_scan_op {
+	struct ct_target_set owned;
+	uint32_t status_any;
+	size_t limit;
+	struct ct_scan_result r;
+	double ms;
+};
+
+static int ct_scan_parse(napi_env env, napi_value args, void *state, struct op_error *err)
+{
+	struct ct_scan_op *s = state;
+	napi_value arr;
+	uint32_t n;
+	int64_t x;
+
+	if (arg_array(env, args, "ownedTargets", &arr, &n, err) < 0)
+		return -EINVAL;
+	if (ct_target_set_init(&s->owned, n) < 0) {
+		set_error(err, ENOMEM, NULL, "out of memory for %u targets", n);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		napi_value v = arg_element(env, arr, i), p = arg_prop(env, v, "address");
+		struct ct_target t;
+		int64_t proto, port;
+		memset(&t, 0, sizeof(t));
+		if (!p || arg_address(env, p, &t.addr, "ownedTargets[].address", err) < 0 ||
+		    arg_int(env, v, "protocol", 0, 255, -1, &proto, err) < 0 ||
+		    arg_int(env, v, "port", 0, 65535, -1, &port, err) < 0) {
+			if (!err->errnum)
+				set_error(err, EINVAL, NULL, "ownedTargets[] need an address");
+			return -EINVAL;
+		}
+		t.kind = proto < 0 ? CT_TARGET_ADDRESS_ANY : (port < 0 ? CT_TARGET_PROTO_ANY_PORT : CT_TARGET_EXACT);
+		t.proto = proto < 0 ? 0 : (uint8_t)proto;
+		t.port = port < 0 ? 0 : (uint16_t)port;
+		if (ct_target_set_add(&s->owned, &t) < 0) {
+			set_error(err, EINVAL, NULL, "ownedTargets[%u] could not be added", i);
+			return -EINVAL;
+		}
+	}
+	if (arg_int(env, args, "statusAny", 0, 0xffffffffLL, 0, &x, err) < 0)
+		return -EINVAL;
+	s->status_any = (uint32_t)x;
+	if (arg_int(env, args, "limit", 0, (int64_t)1 << 40, -1, &x, err) < 0)
+		return -EINVAL;
+	s->limit = x < 0 ? SIZE_MAX : (size_t)x;
+	return 0;
+}
+
+static int ct_scan_execute(struct handle *h, void *state, struct op_error *err)
+{
+	struct ct_scan_op *s = state;
+	double t0 = now_ms();
+	int rc = ct_scan(&h->ct, s->status_any, &s->owned, s->limit, &s->r);
+	s->ms = now_ms() - t0;
+	return rc;
+}
+
+static napi_value ct_scan_result(napi_env env, void *state)
+{
+	struct ct_scan_op *s = state;
+	napi_value o = new_object(env);
+
+	put_value(env, o, "entries", entries_value(env, &s->r.candidates));
+	put_num(env, o, "scanned", (double)s->r.scanned);
+	put_num(env, o, "statusSkipped", (double)s->r.status_skipped);
+	put_num(env, o, "owned", (double)s->r.owned);
+	put_u32(env, o, "bufferGrowths", s->r.diag.buffer_growths);
+	put_num(env, o, "restarts", (double)s->r.diag.restarts);
+	put_num(env, o, "unparsed", (double)s->r.diag.unparsed);
+	put_num(env, o, "ms", s->ms);
+	return o;
+}
+
+static void ct_scan_release(void *state)
+{
+	struct ct_scan_op *s = state;
+	ct_target_set_free(&s->owned);
+	ct_scan_result_free(&s->r);
 }
 
 /* ==================================================================== event index ops */
@@ -1117,6 +1212,7 @@ static const struct op_def OPS[] = {
 	OP(ct_insert, "ct_insert", struct ct_insert_op), /* test and bench support */
 	OP(ct_delete_tuples, "ct_delete_tuples", struct ct_delete_tuples_op),
 	EV_OPS
+	OP(ct_scan, "ct_scan", struct ct_scan_op),
 	/* ---- IPVS ops: add rows here, e.g. OP(ipvs_list_services, "ipvs_list_services", ...) ---- */
 	IPVS_OP("ipvs_list_services", ipvs_none_parse, ipvs_list_services_execute, ipvs_list_services_result),
 	IPVS_OP("ipvs_list_destinations", ipvs_key_parse, ipvs_list_destinations_execute, ipvs_list_destinations_result),

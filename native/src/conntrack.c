@@ -82,7 +82,7 @@ static void drain(struct nl_sock *s)
 /* One dump pass over the table (both families), calling cb for every parsed entry.
  * Returns 0, -ENOBUFS when the kernel dropped part of the dump (the caller may restart), or
  * another -errno. On any error the rest of the dump is drained so the socket stays usable. */
-static int ct_dump_pass(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_diag *diag)
+int ct_dump_pass(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_diag *diag)
 {
 	struct nl_buf b;
 	uint32_t seq = nl_next_seq(&c->dump);
@@ -475,12 +475,32 @@ static int add_insert(struct nl_batch *b, const struct ct_insert_spec *s, uint32
 	off = nl_batch_msg_begin(b, CT_TYPE(IPCTNL_MSG_CT_NEW), NLM_F_CREATE | NLM_F_EXCL);
 	put_nfgen(&b->msgs, s->orig_src.family == 6 ? AF_INET6 : AF_INET, 0);
 	put_tuple(&b->msgs, CTA_TUPLE_ORIG, &osrc, &s->orig_dst, s->proto, ports, sport, s->dst_port);
-	put_tuple(&b->msgs, CTA_TUPLE_REPLY, &rsrc, &osrc, s->proto, ports, s->reply_src_port, sport);
+	/* With dnat the reply starts as the plain inverse; nf_nat_setup_info() then rewrites it to
+	 * the target and sets IPS_DST_NAT (a reply given already translated leaves nothing to do). */
+	if (s->dnat)
+		put_tuple(&b->msgs, CTA_TUPLE_REPLY, &s->orig_dst, &osrc, s->proto, ports, s->dst_port, sport);
+	else
+		put_tuple(&b->msgs, CTA_TUPLE_REPLY, &rsrc, &osrc, s->proto, ports, s->reply_src_port, sport);
 	nl_attr_put_be32(&b->msgs, CTA_TIMEOUT, s->timeout ? s->timeout : 600);
 	/* The entry is already confirmed when ctnetlink_change_status() applies CTA_STATUS, and
 	 * that function answers EBUSY when IPS_CONFIRMED would change: keep it set. */
 	if (s->status)
 		nl_attr_put_be32(&b->msgs, CTA_STATUS, s->status | IPS_CONFIRMED);
+	if (s->dnat) {
+		/* ctnetlink_setup_nat -> nf_nat_setup_info: a real DNAT binding (IPS_DST_NAT), the
+		 * reply tuple recomputed from the range (one address, one port). */
+		size_t nat = nl_nest_begin(&b->msgs, CTA_NAT_DST);
+		int v4 = rsrc.family == 4;
+		nl_attr_put(&b->msgs, v4 ? CTA_NAT_V4_MINIP : CTA_NAT_V6_MINIP, rsrc.bytes, v4 ? 4 : 16);
+		nl_attr_put(&b->msgs, v4 ? CTA_NAT_V4_MAXIP : CTA_NAT_V6_MAXIP, rsrc.bytes, v4 ? 4 : 16);
+		if (ports) {
+			size_t pn = nl_nest_begin(&b->msgs, CTA_NAT_PROTO);
+			nl_attr_put_be16(&b->msgs, CTA_PROTONAT_PORT_MIN, s->reply_src_port);
+			nl_attr_put_be16(&b->msgs, CTA_PROTONAT_PORT_MAX, s->reply_src_port);
+			nl_nest_end(&b->msgs, pn);
+		}
+		nl_nest_end(&b->msgs, nat);
+	}
 	if (s->mark)
 		nl_attr_put_be32(&b->msgs, CTA_MARK, s->mark);
 	if (s->zone >= 0)

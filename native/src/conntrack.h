@@ -58,6 +58,9 @@ typedef int (*ct_entry_cb)(const struct ct_entry *e, void *ctx);
 /* One unfiltered dump pass (both families) calling cb for each entry; restarted (cb sees
  * entries again) when the kernel dropped part of it (ENOBUFS), at most CT_DUMP_MAX_RESTARTS. */
 int ct_dump_each(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_diag *diag);
+/* One dump pass without restarts: 0, -ENOBUFS when the kernel dropped part of it (the
+ * caller may restart), or -errno. */
+int ct_dump_pass(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_diag *diag);
 
 struct ct_entry_list {
 	struct ct_entry *items;
@@ -98,6 +101,7 @@ struct ct_insert_spec {
 	uint32_t mark;
 	uint32_t timeout;     /* seconds; required by ctnetlink_create_conntrack */
 	uint32_t status;      /* IPS_* bits to set (e.g. ASSURED|SEEN_REPLY) */
+	uint8_t dnat;         /* set up a real DNAT binding to reply src:port (CTA_NAT_DST): IPS_DST_NAT */
 };
 struct ct_insert_result {
 	uint64_t created, exists, failed;

@@ -334,6 +334,43 @@ export function conntrackContract(name: string, make: () => Promise<ConntrackTar
       });
     });
 
+    it('scanDnatEntries returns only DNAT\'ed entries whose target no owned target covers (exact, any port, any protocol, IPv6 spellings)', async () => {
+      const c4 = CLIENT.v4;
+      const dnat = (target: string, port: number, count: number, protocol: 'udp' | 'tcp' = 'udp', srcPort = 10000): ConntrackFillSpec => ({
+        protocol, origSrc: target.includes(':') ? CLIENT.v6 : c4, srcPort, origDst: target.includes(':') ? VIP.v6 : VIP.v4, dstPort: port, replySrc: target, replySrcPort: port, count, dnat: true,
+      });
+      const specs: ConntrackFillSpec[] = [
+        dnat('10.244.5.1', 53, 2, 'udp', 10000), // owned: udp/53 exactly
+        dnat('10.244.5.2', 53, 2, 'udp', 11000), // candidate: the address is owned on tcp/8080 only
+        dnat('10.244.5.2', 8080, 1, 'tcp', 12000), // owned: tcp/8080
+        dnat('10.244.5.3', 80, 1, 'tcp', 13000), // owned: tcp, every port
+        dnat('10.244.5.4', 53, 1, 'udp', 14000), // owned: every protocol and port
+        dnat('fd00:244:5::9', 53, 1, 'udp', 15000), // owned (spelled differently below)
+        dnat('10.244.5.7', 53, 3, 'udp', 16000), // candidate: never owned
+        { protocol: 'udp', origSrc: c4, srcPort: 17000, origDst: '10.244.5.7', dstPort: 53, count: 1 }, // not NAT'ed
+      ];
+      await withTarget(make, async (t) => {
+        const ownedTargets = [
+          { address: '10.244.5.1', protocol: 'udp' as const, port: 53 },
+          { address: '10.244.5.2', protocol: 'tcp' as const, port: 8080 },
+          { address: '10.244.5.3', protocol: 'tcp' as const },
+          { address: '10.244.5.4' },
+          { address: 'FD00:244:5:0:0:0:0:9', protocol: 'udp' as const, port: 53 },
+        ];
+        const all = await t.api.listConntrack();
+        assert.equal(all.filter((e) => e.statusFlags.includes('DST_NAT')).length, 11, 'the fill made real DNAT bindings');
+        const result = await t.api.scanDnatEntries({ ownedTargets });
+        assert.deepEqual({ scanned: result.scanned, notNat: result.notNat, owned: result.owned }, { scanned: 12, notNat: 1, owned: 6 });
+        assert.deepEqual(result.entries.map((e) => `${e.protocol} ${e.reply.src}:${e.reply.srcPort ?? ''}`).sort(), ['udp 10.244.5.2:53', 'udp 10.244.5.2:53', 'udp 10.244.5.7:53', 'udp 10.244.5.7:53', 'udp 10.244.5.7:53']);
+        assert.deepEqual(sortedStable(result.entries), sortedStable(all.filter((e) => result.entries.some((r) => r.id === e.id))), 'candidates carry every field, as listConntrack');
+        assert.equal((await t.api.scanDnatEntries({ ownedTargets: [] })).entries.length, 11);
+        assert.equal((await t.api.scanDnatEntries({ ownedTargets, limit: 2 })).entries.length, 2);
+        for (const bad of [{ ownedTargets: [{ address: 'pod' }] }, { ownedTargets: [{ address: '10.0.0.1', port: 53 }] }, { ownedTargets: [{ address: '10.0.0.1', protocol: 'quic' }] }, { ownedTargets: '10.0.0.1' }, { ownedTargets: [], limit: -1 }]) {
+          await assert.rejects(t.api.scanDnatEntries(bad as never), (e: unknown) => e instanceof NetlinkError && e.code === 'EINVAL' && e.op === 'scanDnatEntries', JSON.stringify(bad));
+        }
+      }, specs);
+    });
+
     it('rejects bad arguments with EINVAL and changes nothing', async () => {
       await withTarget(make, async (t) => {
         const bad: unknown[] = [

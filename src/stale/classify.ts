@@ -95,3 +95,29 @@ export function groupByService(stale: readonly StaleEntry[], ownership?: Ownersh
   const label = (g: StaleGroup): string => `${g.service.protocol} ${formatEndpoint(g.service.address, g.service.port)}`;
   return [...groups.values()].sort((a, b) => b.entries.length - a.entries.length || label(a).localeCompare(label(b)));
 }
+
+/** What a C-side pre-filter counted without handing the entries over (netlink-native `scanDnatEntries`). */
+export interface PrefilterCounts {
+  scanned: number;
+  notNat: number;
+  owned: number;
+}
+
+/**
+ * Classifies the candidates of a pre-filtered dump (DNAT'ed, not owned by the targets the filter
+ * was given) and adds the filter's counts: the same result as classifyEntries over the whole dump.
+ */
+export function classifyCandidates(candidates: Iterable<ConntrackEntryView>, prefilter: PrefilterCounts, ownership: OwnershipIndex, podIps: ReadonlySet<string>): Classification {
+  const c = classifyEntries(candidates, ownership, podIps);
+  c.counts['not-nat'] += prefilter.notNat;
+  c.counts.owned += prefilter.owned;
+  c.scanned = prefilter.scanned;
+  return c;
+}
+
+/** Moves stale entries whose target is one of `podIps` (canonical) to 'pod-ip': what classifyEntries would have said with them. */
+export function excludePodIps(classification: Classification, podIps: ReadonlySet<string>): Classification {
+  const stale = classification.stale.filter((e) => !podIps.has(e.target.address));
+  const moved = classification.stale.length - stale.length;
+  return { ...classification, stale, counts: { ...classification.counts, 'pod-ip': classification.counts['pod-ip'] + moved, stale: stale.length } };
+}

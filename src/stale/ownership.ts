@@ -81,6 +81,21 @@ export class OwnershipIndex {
     return this.lastOwner.get(`${proto}|${addr}|${port ?? '*'}`) ?? this.lastOwner.get(`${proto}|${addr}|*`) ?? this.lastOwner.get(`*|${addr}|*`);
   }
 
+  /**
+   * Every owned target once, for a C-side pre-filter (netlink-native `scanDnatEntries`):
+   * `protocol` absent = every protocol and port, `port` absent = every port of the protocol.
+   */
+  ownedTargets(): Array<{ address: string; protocol?: string; port?: number }> {
+    const out = new Map<string, { address: string; protocol?: string; port?: number }>();
+    for (const slice of this.slices.values()) {
+      for (const t of slice.targets) {
+        if (out.has(t.id)) continue;
+        out.set(t.id, { address: t.address, ...(t.protocol === '*' ? {} : { protocol: t.protocol }), ...(t.port === undefined ? {} : { port: t.port }) });
+      }
+    }
+    return [...out.values()];
+  }
+
   get sliceCount(): number {
     return this.slices.size;
   }

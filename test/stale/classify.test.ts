@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyEntries, GraceTracker, groupByService, livePodIps, OwnershipIndex, parseInventory, planDeletion } from '../../src/stale/index.js';
+import { MemoryConntrack } from '../../native/lib/memory-conntrack.js';
+import { classifyEntries, excludePodIps, GraceTracker, groupByService, livePodIps, OwnershipIndex, parseInventory, planDeletion, scanStaleEntries } from '../../src/stale/index.js';
 import { directEntry, natEntry, slice } from './fixtures.js';
 
 function index(): OwnershipIndex {
@@ -35,6 +36,31 @@ describe('classifyEntries', () => {
     assert.equal(entry?.protocol, 'tcp');
     assert.equal(entry?.state, 'TIME_WAIT');
     assert.equal(entry?.timeout, 4321);
+  });
+});
+
+describe('scanStaleEntries (the C-side pre-filter path)', () => {
+  it('classifies exactly as classifyEntries over the whole dump, and excludePodIps as a live pod set would', async () => {
+    const table = new MemoryConntrack();
+    const dnat = (target: string, port: number, protocol: 'udp' | 'tcp', count: number, srcPort: number) => ({ protocol, origSrc: '10.0.0.1', srcPort, origDst: '10.96.0.10', dstPort: port, replySrc: target, replySrcPort: port, count, dnat: true });
+    await table.insertConntrackForTest([
+      dnat('10.244.0.2', 53, 'udp', 3, 1000), // owned
+      dnat('10.244.0.3', 53, 'udp', 2, 2000), // terminating, owned
+      dnat('10.244.0.9', 53, 'udp', 4, 3000), // stale
+      dnat('10.244.0.4', 53, 'udp', 2, 4000), // stale: owned on tcp/8080 only
+      dnat('10.244.0.4', 8080, 'tcp', 1, 5000), // owned
+      dnat('10.244.0.7', 8080, 'tcp', 2, 6000), // a live pod's
+      { protocol: 'udp', origSrc: '10.0.0.1', srcPort: 7000, origDst: '10.244.0.9', dstPort: 53, count: 2 }, // not NAT'ed
+    ]);
+    const pods = new Set(['10.244.0.7']);
+    const whole = classifyEntries(await table.listConntrack(), index(), pods);
+    const scan = await scanStaleEntries(table, index(), pods);
+    assert.deepEqual(scan.classification.counts, whole.counts);
+    assert.deepEqual(scan.classification.counts, { 'not-nat': 2, owned: 6, 'pod-ip': 2, stale: 6 });
+    assert.equal(scan.classification.scanned, 16);
+    assert.deepEqual(scan.classification.stale.map((e) => e.key).sort(), whole.stale.map((e) => e.key).sort());
+    const later = excludePodIps((await scanStaleEntries(table, index(), new Set())).classification, pods);
+    assert.deepEqual(later.counts, whole.counts);
   });
 });
 

@@ -1,0 +1,60 @@
+/**
+ * scanDnatEntries, the parts shared by the addon wrapper and the in-memory stand-in: argument
+ * checks (same NetlinkError for both) and the ownership rule of ct_scan.c, in TypeScript for
+ * the stand-in. The contract suite runs both.
+ */
+import { constants } from 'node:os';
+import { addressKey, canonicalAddress } from './conntrack-address.js';
+import { isConntrackProtocol, PROTOCOL_NUMBERS } from './conntrack-names.js';
+import { NetlinkError, type ConntrackEntry, type ScanDnatOptions } from './types.js';
+
+/** `IPS_DST_NAT` (nf_conntrack_common.h). */
+export const IPS_DST_NAT = 1 << 5;
+
+export interface RawOwnedTarget {
+  address: string;
+  protocol?: number;
+  port?: number;
+}
+
+export interface CheckedScan {
+  ownedTargets: RawOwnedTarget[];
+  limit?: number;
+}
+
+function invalid(op: string, message: string): NetlinkError {
+  return new NetlinkError(op, constants.errno.EINVAL, 'EINVAL', message);
+}
+
+export function checkScanOptions(op: string, options: ScanDnatOptions): CheckedScan {
+  if (typeof options !== 'object' || options === null) throw invalid(op, 'options must be an object');
+  if (!Array.isArray(options.ownedTargets)) throw invalid(op, 'ownedTargets must be an array');
+  const ownedTargets = (options.ownedTargets as unknown[]).map((t, i): RawOwnedTarget => {
+    const target = (typeof t === 'object' && t !== null ? t : {}) as { address?: unknown; protocol?: unknown; port?: unknown };
+    const address = typeof target.address === 'string' ? canonicalAddress(target.address) : undefined;
+    if (address === undefined) throw invalid(op, `ownedTargets[${i}].address must be an IPv4 or IPv6 address`);
+    if (target.protocol !== undefined && !isConntrackProtocol(target.protocol)) throw invalid(op, `ownedTargets[${i}].protocol is not a known protocol`);
+    if (target.port !== undefined && (typeof target.port !== 'number' || !Number.isInteger(target.port) || target.port < 0 || target.port > 65535)) throw invalid(op, `ownedTargets[${i}].port must be an integer in 0..65535`);
+    if (target.port !== undefined && target.protocol === undefined) throw invalid(op, `ownedTargets[${i}]: a port needs a protocol`);
+    return { address, ...(target.protocol === undefined ? {} : { protocol: PROTOCOL_NUMBERS[target.protocol] }), ...(target.port === undefined ? {} : { port: target.port }) };
+  });
+  if (options.limit !== undefined && (typeof options.limit !== 'number' || !Number.isInteger(options.limit) || options.limit < 0)) throw invalid(op, 'limit must be an integer >= 0');
+  return { ownedTargets, ...(options.limit === undefined ? {} : { limit: options.limit }) };
+}
+
+/** ct_target_set_owns() in TypeScript (for the stand-in). */
+export function ownedMatcher(targets: readonly RawOwnedTarget[]): (e: ConntrackEntry) => boolean {
+  const keys = new Set<string>();
+  for (const t of targets) {
+    const a = addressKey(t.address) ?? t.address;
+    keys.add(`seen|${a}`);
+    keys.add(t.protocol === undefined ? `any|${a}` : t.port === undefined ? `proto|${a}|${t.protocol}` : `exact|${a}|${t.protocol}|${t.port}`);
+  }
+  return (e) => {
+    const a = addressKey(e.reply.src) ?? e.reply.src;
+    if (!keys.has(`seen|${a}`)) return false;
+    if (keys.has(`any|${a}`) || keys.has(`proto|${a}|${e.protocolNumber}`)) return true;
+    if (e.reply.srcPort === undefined) return true;
+    return keys.has(`exact|${a}|${e.protocolNumber}|${e.reply.srcPort}`);
+  };
+}

@@ -1,0 +1,198 @@
+/* ct_scan.c: the stale scan's filtered dump pass (see ct_scan.h). */
+#include "ct_scan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CT_SCAN_MAX_RESTARTS 3
+
+static uint64_t hash_target(const struct ct_target *t)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t n = t->addr.family == 4 ? 4 : 16;
+
+	h = (h ^ t->addr.family) * 1099511628211ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ t->addr.bytes[i]) * 1099511628211ULL;
+	h = (h ^ t->kind) * 1099511628211ULL;
+	h = (h ^ t->proto) * 1099511628211ULL;
+	h = (h ^ (t->port & 0xff)) * 1099511628211ULL;
+	h = (h ^ (t->port >> 8)) * 1099511628211ULL;
+	h ^= h >> 29;
+	return h;
+}
+
+static int same_target(const struct ct_target *x, const struct ct_target *y)
+{
+	return x->addr.family == y->addr.family && x->kind == y->kind && x->proto == y->proto && x->port == y->port &&
+	       memcmp(x->addr.bytes, y->addr.bytes, 16) == 0;
+}
+
+int ct_target_set_init(struct ct_target_set *set, size_t expected)
+{
+	size_t cap = 16;
+
+	memset(set, 0, sizeof(*set));
+	/* every target may bring its ADDRESS_SEEN key: room for twice as many, load <= 1/2 */
+	while (cap < expected * 4 + 1) {
+		if (cap > ((size_t)1 << 40))
+			return -EINVAL;
+		cap <<= 1;
+	}
+	set->slots = calloc(cap, sizeof(*set->slots));
+	set->used = calloc(cap, 1);
+	if (!set->slots || !set->used) {
+		ct_target_set_free(set);
+		return -ENOMEM;
+	}
+	set->mask = cap - 1;
+	return 0;
+}
+
+void ct_target_set_free(struct ct_target_set *set)
+{
+	free(set->slots);
+	free(set->used);
+	memset(set, 0, sizeof(*set));
+}
+
+static int has(const struct ct_target_set *set, const struct ct_target *t)
+{
+	if (!set->used)
+		return 0;
+	for (size_t i = hash_target(t) & set->mask, n = 0; n <= set->mask; i = (i + 1) & set->mask, n++) {
+		if (!set->used[i])
+			return 0;
+		if (same_target(&set->slots[i], t))
+			return 1;
+	}
+	return 0;
+}
+
+static int insert(struct ct_target_set *set, const struct ct_target *t)
+{
+	if (!set->used)
+		return -EINVAL;
+	if ((set->count + 1) * 2 > set->mask + 1)
+		return -ENOSPC; /* sized by init; never above half full */
+	for (size_t i = hash_target(t) & set->mask;; i = (i + 1) & set->mask) {
+		if (!set->used[i]) {
+			set->used[i] = 1;
+			set->slots[i] = *t;
+			set->count++;
+			return 0;
+		}
+		if (same_target(&set->slots[i], t))
+			return 0;
+	}
+}
+
+static struct ct_target key(const struct ct_addr *a, uint8_t kind, uint8_t proto, uint16_t port)
+{
+	struct ct_target t;
+	memset(&t, 0, sizeof(t));
+	t.addr = *a;
+	t.kind = kind;
+	t.proto = proto;
+	t.port = port;
+	return t;
+}
+
+int ct_target_set_add(struct ct_target_set *set, const struct ct_target *t)
+{
+	struct ct_target norm;
+	int err;
+
+	if (t->kind > CT_TARGET_EXACT || (t->addr.family != 4 && t->addr.family != 6))
+		return -EINVAL;
+	norm = key(&t->addr, t->kind, t->kind == CT_TARGET_ADDRESS_ANY ? 0 : t->proto,
+		   t->kind == CT_TARGET_EXACT ? t->port : 0);
+	err = insert(set, &norm);
+	if (err < 0)
+		return err;
+	norm = key(&t->addr, CT_TARGET_ADDRESS_SEEN, 0, 0);
+	return insert(set, &norm);
+}
+
+int ct_target_set_owns(const struct ct_target_set *set, const struct ct_addr *a, uint8_t proto, int has_port,
+		       uint16_t port)
+{
+	struct ct_target t = key(a, CT_TARGET_ADDRESS_SEEN, 0, 0);
+
+	if (set->count == 0 || !has(set, &t))
+		return 0; /* the common miss: one probe */
+	t = key(a, CT_TARGET_ADDRESS_ANY, 0, 0);
+	if (has(set, &t))
+		return 1;
+	t = key(a, CT_TARGET_PROTO_ANY_PORT, proto, 0);
+	if (has(set, &t))
+		return 1;
+	if (!has_port)
+		return 1; /* no port to compare: an endpoint has the address */
+	t = key(a, CT_TARGET_EXACT, proto, port);
+	return has(set, &t);
+}
+
+struct scan_ctx {
+	uint32_t status_any;
+	const struct ct_target_set *owned;
+	size_t limit;
+	struct ct_scan_result *r;
+};
+
+static int scan_cb(const struct ct_entry *e, void *p)
+{
+	struct scan_ctx *ctx = p;
+	struct ct_scan_result *r = ctx->r;
+	struct ct_entry_list *l = &r->candidates;
+
+	r->scanned++;
+	if (ctx->status_any && !(e->status & ctx->status_any)) {
+		r->status_skipped++;
+		return 0;
+	}
+	if (ct_target_set_owns(ctx->owned, &e->reply.src, e->reply.proto, e->reply.has_ports, e->reply.src_port)) {
+		r->owned++;
+		return 0;
+	}
+	if (l->count >= ctx->limit)
+		return 0;
+	if (l->count == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct ct_entry *items = realloc(l->items, cap * sizeof(*items));
+		if (!items)
+			return -ENOMEM;
+		l->items = items;
+		l->cap = cap;
+	}
+	l->items[l->count] = *e;
+	l->items[l->count].orig_attr = NULL; /* points into the receive buffer */
+	l->count++;
+	return 0;
+}
+
+int ct_scan(struct ct_conn *c, uint32_t status_any, const struct ct_target_set *owned, size_t limit,
+	    struct ct_scan_result *out)
+{
+	struct scan_ctx ctx = { .status_any = status_any, .owned = owned, .limit = limit, .r = out };
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	for (int attempt = 0;; attempt++) {
+		out->scanned = out->status_skipped = out->owned = 0;
+		out->candidates.count = 0;
+		err = ct_dump_pass(c, scan_cb, &ctx, &out->diag);
+		if (err != -ENOBUFS || attempt >= CT_SCAN_MAX_RESTARTS)
+			break;
+		out->diag.restarts++;
+	}
+	if (err < 0)
+		ct_scan_result_free(out);
+	return err;
+}
+
+void ct_scan_result_free(struct ct_scan_result *r)
+{
+	ct_entry_list_free(&r->candidates);
+}

@@ -1,0 +1,58 @@
+/*
+ * ct_scan.h: the stale-entry scan's dump pass, filtered in C so JavaScript only builds
+ * objects for candidates: entries whose status has one of `status_any` bits (IPS_DST_NAT for
+ * the stale scan) and whose reply source (the DNAT target) no owned target covers. Owned
+ * targets follow EndpointSlice semantics: an address on every protocol and port, a protocol on
+ * every port of an address, or one protocol/address/port; an entry without ports is owned as
+ * soon as any target has its address. Plain C; returns 0 or -errno, never asserts on input.
+ */
+#ifndef NETLINK_NATIVE_CT_SCAN_H
+#define NETLINK_NATIVE_CT_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "conntrack.h"
+
+enum ct_target_kind {
+	CT_TARGET_ADDRESS_ANY = 0,   /* every protocol and port of the address */
+	CT_TARGET_PROTO_ANY_PORT = 1,/* every port of proto at the address */
+	CT_TARGET_EXACT = 2,         /* proto + port at the address */
+	CT_TARGET_ADDRESS_SEEN = 3,  /* some target has the address (added automatically) */
+};
+
+struct ct_target {
+	struct ct_addr addr;
+	uint8_t kind;
+	uint8_t proto;
+	uint16_t port;
+};
+
+struct ct_target_set {
+	struct ct_target *slots;
+	uint8_t *used;
+	size_t mask;
+	size_t count;
+};
+
+int ct_target_set_init(struct ct_target_set *set, size_t expected);
+void ct_target_set_free(struct ct_target_set *set);
+/* Adds a target (and its CT_TARGET_ADDRESS_SEEN key). kind must be 0..2. */
+int ct_target_set_add(struct ct_target_set *set, const struct ct_target *t);
+/* Is (address, proto, port) owned? has_port = 0 for entries without ports. */
+int ct_target_set_owns(const struct ct_target_set *set, const struct ct_addr *a, uint8_t proto, int has_port,
+		       uint16_t port);
+
+struct ct_scan_result {
+	struct ct_entry_list candidates;
+	uint64_t scanned;
+	uint64_t status_skipped;   /* entries without any status_any bit */
+	uint64_t owned;            /* entries whose reply source an owned target covers */
+	struct ct_dump_diag diag;
+};
+
+/* One dump pass (restarted on overrun like ct_list); keeps at most limit candidates. */
+int ct_scan(struct ct_conn *c, uint32_t status_any, const struct ct_target_set *owned, size_t limit,
+	    struct ct_scan_result *out);
+void ct_scan_result_free(struct ct_scan_result *r);
+
+#endif
