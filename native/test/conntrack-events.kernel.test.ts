@@ -87,6 +87,54 @@ describe('conntrack event index on the kernel', { skip }, () => {
     }
   });
 
+  it('filters a large set in the kernel exactly (jump chunks of the generated program): watched addresses far in the set pass, neighbours do not', async () => {
+    const t = await kernelTarget();
+    const index = await t.api.openConntrackEvents();
+    try {
+      const v4 = Array.from({ length: 1500 }, (_, i) => `10.240.${Math.floor(i / 250)}.${(i % 250) + 1}`);
+      const v6 = Array.from({ length: 60 }, (_, i) => `fd00:98::${(i + 1).toString(16)}`);
+      await index.setWatchedAddresses([...v4, ...v6]);
+      const s = index.stats();
+      assert.equal(s.filter, 'bpf');
+      assert.ok(s.filterInstructions > 3000 && s.filterInstructions <= 4096, `${s.filterInstructions} instructions`);
+      const watched = [v4[0], v4[199], v4[200], v4[1499], v6[0], v6[23], v6[24], v6[59]];
+      const unwatched = ['10.240.6.1', '10.240.0.251', 'fd00:98::3d', 'fd00:98::1:1', '10.241.0.1'];
+      const spec = (addr: string, i: number, asReplySrc: boolean) => {
+        const v6addr = addr.includes(':');
+        return asReplySrc
+          ? { protocol: 'udp' as const, origSrc: v6addr ? 'fd00:1::1' : '10.1.0.1', srcPort: 2000 + i, origDst: v6addr ? 'fd00:96::10' : '10.96.0.10', dstPort: 53, replySrc: addr, count: 1 }
+          : { protocol: 'tcp' as const, origSrc: v6addr ? 'fd00:1::1' : '10.1.0.1', srcPort: 3000 + i, origDst: addr, dstPort: 80, count: 1 };
+      };
+      await t.fill([...watched, ...unwatched].flatMap((a, i) => [spec(a ?? '', i, true), spec(a ?? '', i, false)]));
+      await until(() => index.stats().flows === 2 * watched.length, `${2 * watched.length} watched flows`);
+      await new Promise((r) => setTimeout(r, 100));
+      const after = index.stats();
+      assert.equal(after.flows, 2 * watched.length);
+      assert.equal(after.eventsFilteredOut, 0, 'no unwatched event got through the kernel filter');
+      assert.equal(after.events, 2 * watched.length);
+    } finally {
+      index.close();
+      await t.close();
+    }
+  });
+
+  it('resynchronises by itself after an overrun (autoResync) and then matches a dump', async () => {
+    const t = await kernelTarget();
+    const index = await t.api.openConntrackEvents({ recvBufferBytes: 4096 });
+    try {
+      await index.setWatchedAddresses(['10.244.1.10']);
+      await t.fill([{ protocol: 'udp', origSrc: '10.1.0.1', srcCount: 100, origDst: '10.96.0.10', dstPort: 53, replySrc: '10.244.1.10', count: 3000 }]);
+      await until(() => index.stats().overruns > 0, 'an overrun');
+      await until(() => !index.stats().stale && index.stats().resyncs > 0, 'the automatic resync');
+      const got = await index.flowsOf(['10.244.1.10']);
+      assert.equal(got.fresh, true);
+      assert.equal(got.flows.length, 3000);
+    } finally {
+      index.close();
+      await t.close();
+    }
+  });
+
   it('falls back to filtering in C when the watched set does not fit classic BPF (4096 instructions), and says so', async () => {
     const t = await kernelTarget();
     const index = await t.api.openConntrackEvents();
