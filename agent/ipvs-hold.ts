@@ -110,6 +110,7 @@ export class IpvsHold {
    * round trips) that catches the rest. Refreshed by every scan and by `refreshIndex()`.
    */
   private index = new Map<string, IndexedServer[]>();
+  private refreshing = false;
 
   constructor(private readonly options: IpvsHoldOptions) {}
 
@@ -142,11 +143,20 @@ export class IpvsHold {
     });
   }
 
-  /** A full scan that only refreshes the address index (the agent calls it while idle). */
-  refreshIndex(): Promise<void> {
-    return this.enqueue(async () => {
+  /**
+   * A full scan that only refreshes the address index (the agent calls it while idle). It
+   * only reads, so it runs beside the queue: a pod that starts draining meanwhile is not
+   * kept waiting behind 1,000 listDestinations calls (a stale weight in the index costs at
+   * most one extra edit, and the pass's own full scan catches anything it misses).
+   */
+  async refreshIndex(): Promise<void> {
+    if (this.refreshing) return;
+    this.refreshing = true;
+    try {
       await this.scan();
-    });
+    } finally {
+      this.refreshing = false;
+    }
   }
 
   private async scan(): Promise<Array<{ service: IpvsService; dests: IpvsDestination[] | undefined }>> {
@@ -175,12 +185,15 @@ export class IpvsHold {
 
   /** Fast path: servers of newly draining pods that the index knows, edited to 0 before any scan. */
   private async holdKnown(draining: readonly DrainingPod[]): Promise<void> {
-    const held = new Set([...this.holds.values()].map((h) => h.podUid));
+    const held = new Set<string>();
+    for (const h of this.holds.values()) held.add(h.podUid);
     const work: Array<() => Promise<void>> = [];
+    const report = new HoldReport();
     for (const pod of draining) {
       if (held.has(pod.uid)) continue;
       for (const ip of pod.ips) {
         for (const { service, dest } of this.index.get(ip.toLowerCase()) ?? []) {
+          if (this.options.skipService?.(service.key) === true) continue;
           const id = heldId(service.key, dest);
           if (this.holds.has(id)) continue;
           const h = this.newHold(pod, service, dest);
@@ -188,13 +201,16 @@ export class IpvsHold {
           // A stale index entry (the server is gone already) must not become a hold that
           // the next scan would "restore": forget it when the edit finds nothing.
           if (dest.weight !== 0) work.push(async () => {
-            if ((await this.setZero(h, undefined)) === 'missing') this.holds.delete(id);
+            const result = await this.setZero(h, undefined);
+            if (result === 'missing') this.holds.delete(id);
+            else if (result === 'done') report.add(h);
           });
         }
       }
     }
     if (work.length === 0) return;
     await mapLimit(work, this.options.concurrency ?? 8, (fn) => fn());
+    report.log(this.options.logger);
     this.options.hooks?.changed?.();
   }
 
@@ -221,6 +237,7 @@ export class IpvsHold {
     let changed = false;
     const seen = new Set<string>();
     const work: Array<() => Promise<void>> = [];
+    const report = new HoldReport();
     for (const { service, dests } of listed) {
       if (dests === undefined || this.options.skipService?.(service.key) === true) continue;
       for (const dest of dests) {
@@ -233,7 +250,9 @@ export class IpvsHold {
           const h = this.newHold(pod, service, dest);
           this.holds.set(id, h);
           changed = true;
-          if (dest.weight !== 0) work.push(async () => void (await this.setZero(h, undefined)));
+          if (dest.weight !== 0) work.push(async () => {
+            if ((await this.setZero(h, undefined)) === 'done') report.add(h);
+          });
         } else if (dest.weight !== 0) {
           work.push(async () => void (await this.setZero(held, 'weight')));
         }
@@ -249,23 +268,23 @@ export class IpvsHold {
       changed = true;
     }
     await mapLimit(work, concurrency, (fn) => fn());
+    report.log(this.options.logger);
     if (changed) this.options.hooks?.changed?.();
   }
 
+  /** Edits one held server to weight 0. New holds are logged by the caller, one line per pod (HoldReport). */
   private async setZero(held: HeldServer, restore: RestoreAction | undefined): Promise<'done' | 'missing' | 'failed'> {
-    const log = this.options.logger.child({ pod: held.podKey, ip: held.destination.address });
+    const { logger } = this.options;
     try {
       await this.options.ipvs.setDestinationWeight(held.service, held.destination, 0);
       if (restore !== undefined) {
-        log.info({ service: serviceId(held.service) }, 'ipvs: the proxy reset a held server\'s weight; back to 0');
+        logger.info({ pod: held.podKey, ip: held.destination.address, service: serviceId(held.service) }, 'ipvs: the proxy reset a held server\'s weight; back to 0');
         this.options.hooks?.restored?.(restore, held);
-      } else {
-        log.info({ service: serviceId(held.service), originalWeight: held.originalWeight }, 'ipvs: holding real server at weight 0');
       }
       return 'done';
     } catch (error) {
       if (isCode(error, 'ENOENT', 'ESRCH')) return 'missing';
-      log.warn({ err: error, service: serviceId(held.service) }, 'ipvs: could not set weight 0; retried next interval');
+      logger.warn({ pod: held.podKey, ip: held.destination.address, err: error, service: serviceId(held.service) }, 'ipvs: could not set weight 0; retried next interval');
       return 'failed';
     }
   }
@@ -309,6 +328,25 @@ export class IpvsHold {
       }
       this.holds.delete(id);
       this.options.hooks?.changed?.();
+    }
+  }
+}
+
+/** Servers newly held at weight 0 in one step, logged as one line per pod (1,000 services: not 1,000 lines). */
+class HoldReport {
+  private readonly byPod = new Map<string, HeldServer[]>();
+
+  add(held: HeldServer): void {
+    let list = this.byPod.get(held.podKey);
+    if (list === undefined) this.byPod.set(held.podKey, (list = []));
+    list.push(held);
+  }
+
+  log(logger: Logger): void {
+    for (const [pod, list] of this.byPod) {
+      const ips = [...new Set(list.map((h) => h.destination.address))];
+      const services = list.slice(0, 10).map((h) => `${serviceId(h.service)} (was ${h.originalWeight})`);
+      logger.info({ pod, ips, servers: list.length, services, more: Math.max(0, list.length - services.length) }, `ipvs: holding ${list.length} real server(s) at weight 0`);
     }
   }
 }

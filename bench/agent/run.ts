@@ -9,7 +9,7 @@
  * 2. Memory: RSS of the real agent process (compiled as the image ships it, plain node) with
  *    10,000 managed pods in its cache. Goal < 150 MB. Baseline: the same process with 0 pods.
  *
- *   node --import tsx bench/agent/run.ts [--iterations 20] [--services 1000] [--pods 10000]
+ *   node --import tsx bench/agent/run.ts [--iterations 20] [--services 1000] [--pods 10000] [--only latency|rss]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -37,6 +37,8 @@ const arg = (name: string, fallback: number): number => {
 const ITERATIONS = arg('iterations', 20);
 const SERVICES = arg('services', 1000);
 const PODS = arg('pods', 10_000);
+/** `--only latency` or `--only rss`: one half (profiling). */
+const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 const TARGET = '10.40.0.1';
 const REPO = new URL('../..', import.meta.url).pathname;
 
@@ -192,11 +194,12 @@ async function rssOfAgent(pods: number, dir: string, main: string): Promise<{ po
 const dir = mkdtempSync(join(tmpdir(), 'cd-bench-agent-'));
 try {
   console.log(`bench/agent: ${SERVICES} IPVS services (in-memory stand-in: no IPVS on the host kernel), ${ITERATIONS} iterations`);
-  for (const held of [SERVICES, 1]) {
+  for (const held of ONLY === 'rss' ? [] : [SERVICES, 1]) {
     const alone = stats(await holdPassAlone(held));
     const e2e = stats(await watchToWeightZero(held, dir));
     console.log(`held servers ${String(held).padStart(4)}: watch event -> weight 0 on all: median ${e2e.median.toFixed(1)} ms, p95 ${e2e.p95.toFixed(1)} ms, max ${e2e.max.toFixed(1)} ms | baseline hold pass alone: median ${alone.median.toFixed(1)} ms | ratio ${(e2e.median / alone.median).toFixed(2)} (goal < 50 ms)`);
   }
+  if (ONLY === 'latency') process.exit(0);
   const main = buildDist();
   const idle = await rssOfAgent(0, dir, main);
   const full = await rssOfAgent(PODS, dir, main);

@@ -11,7 +11,7 @@
  * behind the agent's back, and setConnections to fake connection counters.
  */
 import type { IpvsApi, IpvsDestination, IpvsDestinationKey, IpvsDestinationSpec, IpvsService, IpvsServiceKey, IpvsServiceSpec } from './types.js';
-import { canonicalAddress, addressFamily, checkDestinationKey, checkDestinationSpec, checkServiceKey, checkServiceSpec, checkWeight, defaultNetmask, ipvsFlagNames, IPVS_SVC_F_HASHED, sameDestinationKey, sameServiceKey } from './ipvs-keys.js';
+import { canonicalAddress, addressFamily, checkDestinationKey, checkDestinationSpec, checkServiceKey, checkServiceSpec, checkWeight, defaultNetmask, ipvsFlagNames, IPVS_SVC_F_HASHED, sameDestinationKey } from './ipvs-keys.js';
 import { errnoNumber, ipvsError, ipvsUnavailable } from './ipvs-errors.js';
 
 /** Schedulers the Debian kernel ships as ip_vs_<name> modules. */
@@ -41,12 +41,19 @@ function canonicalServiceKey(key: IpvsServiceKey): IpvsServiceKey {
   return { family: key.family, protocol: key.protocol, address: canonicalAddress(key.address), port: key.port };
 }
 
+/** The kernel finds a service by hash (ip_vs_service_find); so does the stand-in: one string per key. */
+function serviceLookupKey(key: IpvsServiceKey): string {
+  const c = canonicalServiceKey(key);
+  return c.fwmark !== undefined ? `${c.family}/fwmark/${c.fwmark}` : `${c.family}/${c.protocol}/${c.address}/${c.port}`;
+}
+
 function copyService(s: IpvsService): IpvsService {
   return { ...s, key: { ...s.key }, flagNames: [...s.flagNames] };
 }
 
 export class MemoryIpvs implements IpvsApi {
   private readonly services: StoredService[] = [];
+  private readonly byKey = new Map<string, StoredService>();
   private readonly schedulers: Set<string>;
   /** Every successful change made through IpvsApi (not the proxy* simulations), in order. */
   readonly history: IpvsHistoryEntry[] = [];
@@ -62,7 +69,7 @@ export class MemoryIpvs implements IpvsApi {
   }
 
   private find(op: string, key: IpvsServiceKey): StoredService {
-    const stored = this.services.find((s) => sameServiceKey(s.service.key, key));
+    const stored = this.byKey.get(serviceLookupKey(key));
     if (stored === undefined) throw ipvsError(op, errnoNumber('ESRCH'), { service: key });
     return stored;
   }
@@ -143,10 +150,10 @@ export class MemoryIpvs implements IpvsApi {
   addService(spec: IpvsServiceSpec): Promise<void> {
     return this.run('addService', (op) => {
       checkServiceSpec(op, spec);
-      if (this.services.some((s) => sameServiceKey(s.service.key, spec.key))) throw ipvsError(op, errnoNumber('EEXIST'), { service: spec.key });
+      if (this.byKey.has(serviceLookupKey(spec.key))) throw ipvsError(op, errnoNumber('EEXIST'), { service: spec.key });
       if (!this.schedulers.has(spec.scheduler)) throw ipvsError(op, errnoNumber('ENOENT'), { service: spec.key, scheduler: spec.scheduler });
       const flags = ((spec.flags ?? 0) | IPVS_SVC_F_HASHED) >>> 0;
-      this.services.push({
+      const stored: StoredService = {
         service: {
           key: canonicalServiceKey(spec.key),
           scheduler: spec.scheduler,
@@ -156,7 +163,9 @@ export class MemoryIpvs implements IpvsApi {
           netmask: spec.netmask ?? defaultNetmask(spec.key.family),
         },
         destinations: [],
-      });
+      };
+      this.services.push(stored);
+      this.byKey.set(serviceLookupKey(spec.key), stored);
       this.history.push({ op, service: spec.key });
     });
   }
@@ -166,6 +175,7 @@ export class MemoryIpvs implements IpvsApi {
       checkServiceKey(op, service);
       const stored = this.find(op, service);
       this.services.splice(this.services.indexOf(stored), 1);
+      this.byKey.delete(serviceLookupKey(service));
       this.history.push({ op, service });
     });
   }
