@@ -108,7 +108,8 @@ test('two nodes: both hold the draining pod at weight 0, restore what the proxy 
     assert.ok(reasons.includes('web-1:DrainFinished:node-a'), reasons.join(' '));
     assert.ok(!reasons.some((r) => r.endsWith(':node-b')), 'only the pod\'s own node records events');
     const metricsA = await (await fetch(`http://127.0.0.1:${ports[0]!.metricsPort}/metrics`)).text();
-    assert.match(metricsA, /conndrain_conntrack_entries_deleted_total\{protocol="all"\} 3/);
+    assert.match(metricsA, /conndrain_conntrack_entries_deleted_total\{protocol="tcp"\} 3/);
+    assert.doesNotMatch(metricsA, /protocol="all"/);
   } finally {
     for (const a of agents) await a.stop();
   }

@@ -141,9 +141,7 @@ export class Agent {
         reuseSkipped: () => metrics.ipReuseSkips.inc(),
         passDone: (report) => {
           metrics.flushDuration.observe(report.result.ms / 1000);
-          const byProtocol = (report.result as { deletedByProtocol?: Record<string, number> }).deletedByProtocol;
-          if (byProtocol !== undefined) for (const [protocol, n] of Object.entries(byProtocol)) metrics.conntrackDeleted.inc({ protocol }, n);
-          else if (report.result.deleted > 0) metrics.conntrackDeleted.inc({ protocol: 'all' }, report.result.deleted);
+          for (const [protocol, counts] of Object.entries(report.result.byProtocol)) if (counts.deleted > 0) metrics.conntrackDeleted.inc({ protocol }, counts.deleted);
         },
         passFailed: () => metrics.flushFailures.inc(),
       },

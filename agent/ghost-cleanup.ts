@@ -111,7 +111,7 @@ export class GhostCleanup {
     const list = [...addresses];
     try {
       const result: DeleteConntrackResult = list.length === 0
-        ? { scanned: 0, matched: 0, deleted: 0, alreadyGone: 0, failed: 0, ms: 0 }
+        ? { scanned: 0, matched: 0, deleted: 0, alreadyGone: 0, failed: 0, byProtocol: {}, ms: 0 }
         : await conntrack.deleteConntrack({ addresses: list, match: ['replySrc', 'origDst'], protocols: FLUSH_PROTOCOLS });
       if (result.failed > 0) throw new Error(`${result.failed} of ${result.matched} conntrack deletes failed`);
       const report: FlushReport = { pods, addresses: list, result };

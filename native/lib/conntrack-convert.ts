@@ -1,7 +1,8 @@
 /** Converts between the typed conntrack API and the addon's raw op arguments/results. */
 import { PROTOCOL_NUMBERS, protocolName, stateName, stateNumber, statusBits, statusFlagNames } from './conntrack-names.js';
 import type { CheckedFilter } from './conntrack-validate.js';
-import type { ConntrackEntry, ConntrackProtocol, ConntrackTuple, DeleteConntrackResult, IpFamily } from './types.js';
+import type { ConntrackEntry, ConntrackProtocol, ConntrackTuple, DeleteConntrackResult, DeleteCountsByProtocol, IpFamily } from './types.js';
+import { protocolKey } from './conntrack-entry-refs.js';
 
 export interface RawFilterArgs {
   addresses?: string[];
@@ -44,7 +45,9 @@ export interface RawListResult {
 }
 
 /** Everything ct_delete reports: the public counts plus diagnostics for tests and benches. */
-export interface RawDeleteResult extends DeleteConntrackResult {
+export interface RawDeleteResult extends Omit<DeleteConntrackResult, 'byProtocol'> {
+  /** Keyed by IP protocol number. */
+  byProtocol: Record<string, DeleteCountsByProtocol>;
   firstErrno: number;
   sends: number;
   ackOverruns: number;
@@ -83,7 +86,9 @@ export function toEntry(raw: RawEntry): ConntrackEntry {
 }
 
 export function toDeleteResult(raw: RawDeleteResult): DeleteConntrackResult {
-  return { scanned: raw.scanned, matched: raw.matched, deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, ms: raw.ms };
+  const byProtocol: Record<string, DeleteCountsByProtocol> = {};
+  for (const [n, counts] of Object.entries(raw.byProtocol)) byProtocol[protocolKey(Number(n))] = counts;
+  return { scanned: raw.scanned, matched: raw.matched, deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, byProtocol, ms: raw.ms };
 }
 
 /**

@@ -210,7 +210,7 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
   private deleteNow(options: DeleteConntrackOptions): DeleteConntrackResult {
     const checked = checkDeleteOptions('deleteConntrack', options);
     const started = performance.now();
-    const result: DeleteConntrackResult = { scanned: 0, matched: 0, deleted: 0, alreadyGone: 0, failed: 0, ms: 0 };
+    const result: DeleteConntrackResult = { scanned: 0, matched: 0, deleted: 0, alreadyGone: 0, failed: 0, byProtocol: {}, ms: 0 };
     if (checked.addresses.length === 0) return result;
     const matches = compileFilter(checked);
     for (const entry of [...this.table.values()]) {
@@ -218,8 +218,9 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
       if (!matches(entry)) continue;
       result.matched++;
       if (checked.dryRun) continue;
-      if (this.expire(entry.id)) result.deleted++;
-      else result.alreadyGone++;
+      const outcome = this.expire(entry.id) ? 'deleted' : 'alreadyGone';
+      result[outcome]++;
+      countByProtocol(result.byProtocol, entry.protocolNumber, outcome);
     }
     result.ms = performance.now() - started;
     return result;

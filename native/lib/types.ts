@@ -39,6 +39,8 @@ export interface DeleteConntrackResult {
   alreadyGone: number;
   /** Deletes that failed for another reason (never silently dropped). */
   failed: number;
+  /** The same counts by protocol name (`proto-<n>` for protocols without a name); only protocols with a delete. */
+  byProtocol: Record<string, DeleteCountsByProtocol>;
   /** Wall time of the whole call. */
   ms: number;
 }

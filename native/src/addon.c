@@ -528,13 +528,27 @@ static int ct_delete_execute(struct handle *h, void *state, struct op_error *err
 static napi_value ct_delete_result(napi_env env, void *state)
 {
 	struct ct_delete_op *s = state;
-	napi_value o = new_object(env);
+	napi_value o = new_object(env), by = new_object(env);
 
 	put_num(env, o, "scanned", (double)s->r.scanned);
 	put_num(env, o, "matched", (double)s->r.matched);
 	put_num(env, o, "deleted", (double)s->r.deleted);
 	put_num(env, o, "alreadyGone", (double)s->r.already_gone);
 	put_num(env, o, "failed", (double)s->r.failed);
+	for (int p = 0; p < 256; p++) {
+		const struct ct_delete_counts *c = &s->r.by_proto[p];
+		char key[8];
+		napi_value e;
+		if (!c->deleted && !c->already_gone && !c->failed)
+			continue;
+		e = new_object(env);
+		put_num(env, e, "deleted", (double)c->deleted);
+		put_num(env, e, "alreadyGone", (double)c->already_gone);
+		put_num(env, e, "failed", (double)c->failed);
+		snprintf(key, sizeof(key), "%d", p);
+		put_value(env, by, key, e);
+	}
+	put_value(env, o, "byProtocol", by);
 	put_num(env, o, "ms", s->ms);
 	put_num(env, o, "firstErrno", (double)-s->r.first_error);
 	put_num(env, o, "sends", (double)s->r.batch.sends);

@@ -228,20 +228,26 @@ struct delete_ctx {
 	int dry_run;
 	struct nl_batch batch;
 	struct ct_delete_result *r;
+	uint8_t *protos;      /* batch message -> IP protocol number (by_proto counts) */
+	size_t protos_cap;
 };
 
 static void delete_ack(size_t index, int error, int resent, void *p)
 {
-	struct ct_delete_result *r = p;
-	(void)index;
+	struct delete_ctx *ctx = p;
+	struct ct_delete_result *r = ctx->r;
+	struct ct_delete_counts *pc = &r->by_proto[index < ctx->protos_cap ? ctx->protos[index] : 0];
 
-	if (error == 0)
+	if (error == 0 || (error == -ENOENT && resent)) {
+		/* ENOENT on a resend after a lost ACK: taken by our first delete. */
 		r->deleted++;
-	else if (error == -ENOENT)
-		/* ENOENT: gone already, or (on a resend after a lost ACK) taken by our first delete. */
-		(resent ? r->deleted++ : r->already_gone++);
-	else {
+		pc->deleted++;
+	} else if (error == -ENOENT) {
+		r->already_gone++;
+		pc->already_gone++;
+	} else {
 		r->failed++;
+		pc->failed++;
 		if (!r->first_error)
 			r->first_error = error;
 	}
@@ -251,7 +257,27 @@ static int flush_deletes(struct delete_ctx *ctx)
 {
 	if (ctx->batch.count == 0)
 		return 0;
-	return nl_batch_flush(&ctx->c->req, &ctx->batch, ctx->c->delete_batch, delete_ack, ctx->r, &ctx->r->batch);
+	return nl_batch_flush(&ctx->c->req, &ctx->batch, ctx->c->delete_batch, delete_ack, ctx, &ctx->r->batch);
+}
+
+/* Remembers the protocol of the next batch message (for the per-protocol counts). */
+static int note_proto(struct delete_ctx *ctx, uint8_t proto)
+{
+	size_t i = ctx->batch.count;
+
+	if (i >= ctx->protos_cap) {
+		size_t cap = ctx->protos_cap ? ctx->protos_cap * 2 : 256;
+		uint8_t *p;
+		while (cap <= i)
+			cap *= 2;
+		p = realloc(ctx->protos, cap);
+		if (!p)
+			return -ENOMEM;
+		ctx->protos = p;
+		ctx->protos_cap = cap;
+	}
+	ctx->protos[i] = proto;
+	return 0;
 }
 
 /* Builds IPCTNL_MSG_CT_DELETE for one entry: its original tuple exactly as the kernel sent it,
@@ -284,6 +310,9 @@ static int delete_cb(const struct ct_entry *e, void *p)
 	ctx->r->matched++;
 	if (ctx->dry_run)
 		return 0;
+	err = note_proto(ctx, e->orig.proto);
+	if (err < 0)
+		return err;
 	err = add_delete(ctx, e);
 	if (err < 0)
 		return err;
@@ -314,6 +343,7 @@ int ct_delete(struct ct_conn *c, const struct ct_filter *f, int dry_run, struct 
 		out->matched = dry_run ? 0 : out->deleted + out->already_gone + out->failed;
 	}
 	nl_batch_free(&ctx.batch);
+	free(ctx.protos);
 	return err;
 }
 

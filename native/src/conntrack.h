@@ -72,8 +72,13 @@ void ct_entry_list_free(struct ct_entry_list *l);
 int ct_list(struct ct_conn *c, const struct ct_filter *f, size_t limit, struct ct_entry_list *out,
 	    uint64_t *scanned, struct ct_dump_diag *diag);
 
+struct ct_delete_counts {
+	uint64_t deleted, already_gone, failed;
+};
+
 struct ct_delete_result {
 	uint64_t scanned, matched, deleted, already_gone, failed;
+	struct ct_delete_counts by_proto[256]; /* the same counts by IP protocol number */
 	int first_error;            /* the first errno of a failed delete (negative), 0 if none */
 	struct ct_dump_diag dump;
 	struct nl_batch_diag batch;

@@ -119,6 +119,9 @@ async function deleteAndCompare(t: ConntrackTarget, options: Parameters<Conntrac
   assert.equal(result.deleted, expectedCount);
   assert.equal(result.alreadyGone, 0);
   assert.equal(result.failed, 0);
+  const byProtocol: Record<string, { deleted: number; alreadyGone: number; failed: number }> = {};
+  for (const e of targeted) (byProtocol[e.protocol === 'other' ? `proto-${e.protocolNumber}` : e.protocol] ??= { deleted: 0, alreadyGone: 0, failed: 0 }).deleted++;
+  assert.deepEqual(result.byProtocol, byProtocol, 'deleted entries counted by protocol');
   assert.ok(result.ms >= 0);
   const after = await t.api.listConntrack();
   assert.deepEqual(sortedStable(after), sortedStable(before.filter((e) => !selected(e))));
@@ -228,7 +231,7 @@ export function conntrackContract(name: string, make: () => Promise<ConntrackTar
       await withTarget(make, async (t) => {
         const before = await t.api.listConntrack();
         const result = await t.api.deleteConntrack({ addresses: [POD.v4, POD.v6], match: ['replySrc'], dryRun: true });
-        assert.deepEqual({ ...result, ms: 0 }, { scanned: FIXTURE_SIZE, matched: EXPECTED.replySrc, deleted: 0, alreadyGone: 0, failed: 0, ms: 0 });
+        assert.deepEqual({ ...result, ms: 0 }, { scanned: FIXTURE_SIZE, matched: EXPECTED.replySrc, deleted: 0, alreadyGone: 0, failed: 0, byProtocol: {}, ms: 0 });
         assert.deepEqual(sortedStable(await t.api.listConntrack()), sortedStable(before));
       });
     });
@@ -248,7 +251,7 @@ export function conntrackContract(name: string, make: () => Promise<ConntrackTar
     it('deletes nothing for no addresses', async () => {
       await withTarget(make, async (t) => {
         const result = await t.api.deleteConntrack({ addresses: [], match: ['replySrc'] });
-        assert.deepEqual({ ...result, ms: 0 }, { scanned: 0, matched: 0, deleted: 0, alreadyGone: 0, failed: 0, ms: 0 });
+        assert.deepEqual({ ...result, ms: 0 }, { scanned: 0, matched: 0, deleted: 0, alreadyGone: 0, failed: 0, byProtocol: {}, ms: 0 });
         assert.equal((await t.api.listConntrack()).length, FIXTURE_SIZE);
       });
     });

@@ -141,7 +141,10 @@ test('the agent process: a deleted pod\'s conntrack entries go (all protocols, b
   assert.equal(await entriesOf('10.20.0.2'), 2, 'b untouched');
   assert.equal(await entriesOf('10.20.0.3'), 2, 'the reused IP untouched');
   await until('metrics', async () => /conndrain_ip_reuse_skips_total 1/.test(await metrics()));
-  assert.match(await metrics(), /conndrain_conntrack_entries_deleted_total\{protocol="all"\} 8/);
+  const deleted = await metrics();
+  for (const [protocol, n] of [['tcp', 4], ['udp', 2], ['ipip', 1], ['sctp', 1]] as const) {
+    assert.match(deleted, new RegExp(`conndrain_conntrack_entries_deleted_total\\{protocol="${protocol}"\\} ${n}\n`), `${protocol}: ${n} deleted`);
+  }
 
   // d starts draining; the agent is killed (no chance to write anything more) mid-drain.
   api.modifyPod('shop', 'd', (p) => setReady(p, false));
