@@ -3,6 +3,8 @@
  * object (the lab drives it from the CLI): all under `/stand-in/`, JSON in and out.
  *   POST   /stand-in/pods                 body: a pod  -> ADDED/MODIFIED
  *   DELETE /stand-in/pods/<ns>/<name>                 -> DELETED
+ *   POST   /stand-in/endpointslices       body: an EndpointSlice -> ADDED/MODIFIED
+ *   DELETE /stand-in/endpointslices/<ns>/<name>       -> DELETED
  *   POST   /stand-in/expire                           -> 410 for every resourceVersion so far
  *   POST   /stand-in/drop                             -> reset every open watch
  *   POST   /stand-in/bookmark                         -> BOOKMARK to watches that asked
@@ -19,6 +21,18 @@ export function handleControl(server: FakeApiServer, req: IncomingMessage, url: 
       if (body === undefined) send(400, { error: 'body is not JSON' });
       else send(200, server.putPod(body));
     });
+    return;
+  }
+  if (method === 'POST' && path === '/stand-in/endpointslices') {
+    server.readJson(req, (body) => {
+      if (body === undefined) send(400, { error: 'body is not JSON' });
+      else send(200, server.putEndpointSlice(body));
+    });
+    return;
+  }
+  const delSlice = /^\/stand-in\/endpointslices\/([^/]+)\/([^/]+)$/.exec(path);
+  if (method === 'DELETE' && delSlice !== null) {
+    send(server.deleteEndpointSlice(delSlice[1]!, delSlice[2]!) ? 200 : 404, {});
     return;
   }
   const del = /^\/stand-in\/pods\/([^/]+)\/([^/]+)$/.exec(path);

@@ -1,17 +1,21 @@
 /**
  * A STAND-IN for the Kubernetes API server: no kube-apiserver, k3s or kind can be installed
  * on these machines (see shared/lab-notes.md), so the agent's watch path is tested against
- * this small HTTP server that speaks the API server's wire format for pods and events:
+ * this small HTTP server that speaks the API server's wire format for pods, EndpointSlices
+ * (discovery.k8s.io/v1) and events:
  *
  * - LIST  `GET /api/v1/pods?labelSelector=..&fieldSelector=..[&limit=N&continue=T]` (and
  *   `/api/v1/namespaces/<ns>/pods`): a `PodList` with `metadata.resourceVersion` (and `continue`).
- * - WATCH the same path with `watch=true&resourceVersion=N[&allowWatchBookmarks=true][&timeoutSeconds=S]`:
+ * - the same LIST for `GET /apis/discovery.k8s.io/v1/endpointslices` (and
+ *   `/apis/discovery.k8s.io/v1/namespaces/<ns>/endpointslices`): an `EndpointSliceList`.
+ * - WATCH the same paths with `watch=true&resourceVersion=N[&allowWatchBookmarks=true][&timeoutSeconds=S]`:
  *   HTTP 200, chunked, one JSON event per line (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`),
  *   replaying every change after N; a compacted N gets an `ERROR` event carrying a 410 `Status`
  *   (reason `Expired`) and the stream ends, as the real server does.
  * - `GET /api/v1/namespaces/<ns>/pods/<name>`, `POST /api/v1/namespaces/<ns>/events` (recorded).
  *
- * Tests program it directly (`putPod`, `deletePod`, `expireResourceVersions`, `dropWatches`,
+ * Tests program it directly (`putPod`, `deletePod`, `putEndpointSlice`, `deleteEndpointSlice`,
+ * `expireResourceVersions`, `dropWatches`,
  * `failNext`); other processes (the lab) can do the same through `/stand-in/...` (control.ts).
  * It is plain http on 127.0.0.1: `writeKubeconfig` writes a kubeconfig pointing at it.
  * Equality-based label and field selectors only (`a=b`, `a==b`, `a!=b`, `a`, `!a`).
@@ -21,6 +25,7 @@ import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { matchesFieldSelector, matchesLabelSelector } from './selectors.js';
 import { handleControl } from './control.js';
+import { collectionOf, RESOURCES, type Resource } from './resources.js';
 
 export type JsonObject = Record<string, unknown> & {
   metadata?: Record<string, unknown> & { name?: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string> };
@@ -29,12 +34,14 @@ export type JsonObject = Record<string, unknown> & {
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 interface HistoryEntry {
+  resource: Resource;
   rv: number;
   type: WatchEventType;
   object: JsonObject;
 }
 
 interface OpenWatch {
+  resource: Resource;
   res: ServerResponse;
   labelSelector: string | undefined;
   fieldSelector: string | undefined;
@@ -57,6 +64,7 @@ export class FakeApiServer {
   private readonly server: Server;
   private readonly extraServers: Server[] = [];
   private readonly pods = new Map<string, JsonObject>();
+  private readonly slices = new Map<string, JsonObject>();
   private readonly history: HistoryEntry[] = [];
   private readonly watches = new Set<OpenWatch>();
   private rv = 100;
@@ -134,14 +142,37 @@ export class FakeApiServer {
 
   /** Creates or replaces a pod (ADDED or MODIFIED); fills uid/resourceVersion/creationTimestamp. */
   putPod(pod: JsonObject): JsonObject {
-    const meta = pod.metadata ?? {};
+    return this.putObject('pods', pod);
+  }
+
+  /** Creates or replaces an EndpointSlice (discovery.k8s.io/v1; ADDED or MODIFIED). */
+  putEndpointSlice(slice: JsonObject): JsonObject {
+    return this.putObject('endpointslices', slice);
+  }
+
+  /** Removes an EndpointSlice (DELETED). */
+  deleteEndpointSlice(namespace: string, name: string): boolean {
+    return this.deleteObject('endpointslices', namespace, name);
+  }
+
+  listEndpointSlices(): JsonObject[] {
+    return [...this.slices.values()];
+  }
+
+  private store(resource: Resource): Map<string, JsonObject> {
+    return resource === 'pods' ? this.pods : this.slices;
+  }
+
+  private putObject(resource: Resource, object: JsonObject): JsonObject {
+    const meta = object.metadata ?? {};
     const key = `${meta.namespace ?? 'default'}/${meta.name ?? ''}`;
-    const existing = this.pods.get(key);
+    const store = this.store(resource);
+    const existing = store.get(key);
     this.rv += 1;
     const stored: JsonObject = {
-      kind: 'Pod',
-      apiVersion: 'v1',
-      ...structuredClone(pod),
+      kind: RESOURCES[resource].kind,
+      apiVersion: RESOURCES[resource].apiVersion,
+      ...structuredClone(object),
       metadata: {
         namespace: 'default',
         creationTimestamp: new Date().toISOString(),
@@ -150,9 +181,21 @@ export class FakeApiServer {
         resourceVersion: String(this.rv),
       },
     };
-    this.pods.set(key, stored);
-    this.publish({ rv: this.rv, type: existing === undefined ? 'ADDED' : 'MODIFIED', object: stored });
+    store.set(key, stored);
+    this.publish({ resource, rv: this.rv, type: existing === undefined ? 'ADDED' : 'MODIFIED', object: stored });
     return stored;
+  }
+
+  private deleteObject(resource: Resource, namespace: string, name: string): boolean {
+    const key = `${namespace}/${name}`;
+    const store = this.store(resource);
+    const existing = store.get(key);
+    if (existing === undefined) return false;
+    store.delete(key);
+    this.rv += 1;
+    const object: JsonObject = { ...existing, metadata: { ...existing.metadata, resourceVersion: String(this.rv) } };
+    this.publish({ resource, rv: this.rv, type: 'DELETED', object });
+    return true;
   }
 
   /** Applies `change` to a copy of the stored pod and stores it (MODIFIED). */
@@ -166,14 +209,7 @@ export class FakeApiServer {
 
   /** Removes a pod (DELETED, carrying the last state with a new resourceVersion). */
   deletePod(namespace: string, name: string): boolean {
-    const key = `${namespace}/${name}`;
-    const existing = this.pods.get(key);
-    if (existing === undefined) return false;
-    this.pods.delete(key);
-    this.rv += 1;
-    const object: JsonObject = { ...existing, metadata: { ...existing.metadata, resourceVersion: String(this.rv) } };
-    this.publish({ rv: this.rv, type: 'DELETED', object });
-    return true;
+    return this.deleteObject('pods', namespace, name);
   }
 
   /**
@@ -199,7 +235,7 @@ export class FakeApiServer {
   sendBookmarks(): void {
     for (const w of this.watches) {
       if (!w.bookmarks) continue;
-      this.writeEvent(w, 'BOOKMARK', { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } });
+      this.writeEvent(w, 'BOOKMARK', { kind: RESOURCES[w.resource].kind, apiVersion: RESOURCES[w.resource].apiVersion, metadata: { resourceVersion: String(this.rv) } });
     }
   }
 
@@ -216,7 +252,7 @@ export class FakeApiServer {
     this.history.push(entry);
     if (this.history.length > 10_000) this.history.shift();
     for (const w of this.watches) {
-      if (this.visible(w, entry.object)) this.writeEvent(w, entry.type, entry.object);
+      if (w.resource === entry.resource && this.visible(w, entry.object)) this.writeEvent(w, entry.type, entry.object);
     }
   }
 
@@ -255,19 +291,18 @@ export class FakeApiServer {
       handleControl(this, req, url, send);
       return;
     }
-    const podsPath = /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?pods$/.exec(url.pathname);
+    const collection = collectionOf(url.pathname);
     const podPath = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(url.pathname);
     const eventsPath = /^\/api\/v1\/namespaces\/([^/]+)\/events$/.exec(url.pathname);
     const isWatch = query.watch === 'true' || query.watch === '1';
-    const failure = this.takeFailure(podsPath !== null ? (isWatch ? 'watch' : 'list') : 'other');
+    const failure = this.takeFailure(collection !== undefined ? (isWatch ? 'watch' : 'list') : 'other');
     if (failure !== undefined) {
       send(failure, status(failure, 'InternalError', 'stand-in: injected failure'));
       return;
     }
-    if (podsPath !== null && req.method === 'GET') {
-      const namespace = podsPath[1];
-      if (isWatch) this.serveWatch(res, namespace, query);
-      else this.serveList(send, namespace, query);
+    if (collection !== undefined && req.method === 'GET') {
+      if (isWatch) this.serveWatch(res, collection.resource, collection.namespace, query);
+      else this.serveList(send, collection.resource, collection.namespace, query);
       return;
     }
     if (podPath !== null && req.method === 'GET') {
@@ -309,9 +344,9 @@ export class FakeApiServer {
    * token is an offset into the current list (the real server serves the pages from one
    * snapshot); a token older than a compaction gets 410 Expired.
    */
-  private serveList(send: (code: number, body: unknown) => void, namespace: string | undefined, query: Record<string, string>): void {
+  private serveList(send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>): void {
     const filter = { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, namespace };
-    const all = [...this.pods.values()].filter((p) => this.visible(filter, p));
+    const all = [...this.store(resource).values()].filter((p) => this.visible(filter, p));
     let offset = 0;
     let rv = this.rv;
     if (query.continue !== undefined && query.continue !== '') {
@@ -327,14 +362,15 @@ export class FakeApiServer {
     const end = Number.isFinite(limit) && limit > 0 ? Math.min(all.length, offset + limit) : all.length;
     const metadata: Record<string, string> = { resourceVersion: String(rv) };
     if (end < all.length) metadata.continue = Buffer.from(`${rv}:${end}`).toString('base64url');
-    send(200, { kind: 'PodList', apiVersion: 'v1', metadata, items: all.slice(offset, end) });
+    send(200, { kind: RESOURCES[resource].listKind, apiVersion: RESOURCES[resource].apiVersion, metadata, items: all.slice(offset, end) });
   }
 
-  private serveWatch(res: ServerResponse, namespace: string | undefined, query: Record<string, string>): void {
+  private serveWatch(res: ServerResponse, resource: Resource, namespace: string | undefined, query: Record<string, string>): void {
     const from = query.resourceVersion === undefined || query.resourceVersion === '' ? this.rv : Number(query.resourceVersion);
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     res.flushHeaders();
     const w: OpenWatch = {
+      resource,
       res,
       labelSelector: query.labelSelector,
       fieldSelector: query.fieldSelector,
@@ -348,10 +384,10 @@ export class FakeApiServer {
       return;
     }
     if (from === 0) {
-      for (const pod of this.pods.values()) if (this.visible(w, pod)) this.writeEvent(w, 'ADDED', pod);
+      for (const object of this.store(resource).values()) if (this.visible(w, object)) this.writeEvent(w, 'ADDED', object);
     } else {
       for (const entry of this.history) {
-        if (entry.rv > from && this.visible(w, entry.object)) this.writeEvent(w, entry.type, entry.object);
+        if (entry.resource === resource && entry.rv > from && this.visible(w, entry.object)) this.writeEvent(w, entry.type, entry.object);
       }
     }
     this.watches.add(w);
