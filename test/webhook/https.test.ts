@@ -88,6 +88,12 @@ test('health, readiness and metrics', async () => {
   assert.ok(expiry !== null && Number(expiry[1]) > Date.now() / 1000, metrics);
 });
 
+test('an answer with non-ASCII text arrives whole: Content-Length counts bytes', async () => {
+  const reply = await send(web, { body: review(samplePod({ 'conndrain.io/drain': '30s', 'conndrain.io/hook': 'schläf' })) });
+  assert.equal(Number(reply.headers['content-length']), Buffer.byteLength(reply.text));
+  assert.match((reply.json as ReviewReply).response.status?.message ?? '', /conndrain.io\/hook="schläf": unknown hook kind/);
+});
+
 test('every admission log line names the request: uid, namespace, name (or generateName), operation', () => {
   const lines = web.logs.filter((l) => l['msg'] === 'drain hook injected' || l['msg'] === 'admission denied' || l['msg'] === 'admission allowed unchanged, with warnings');
   assert.ok(lines.length >= 3, JSON.stringify(web.logs));

@@ -37,8 +37,9 @@ function requestFields(request: AdmissionRequest | undefined): Record<string, st
 }
 
 function send(res: ServerResponse, answer: Answer, closeAfter: boolean): void {
-  const payload = Buffer.from(JSON.stringify(answer.body));
-  const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': payload.length };
+  // A string, not a Buffer: node then writes head and body as one chunk (no cork and writev).
+  const payload = JSON.stringify(answer.body);
+  const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) };
   if (answer.outcome.reason === 'method-not-allowed') headers['Allow'] = 'POST';
   if (closeAfter) headers['Connection'] = 'close';
   res.writeHead(answer.status, headers);
