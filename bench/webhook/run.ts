@@ -88,7 +88,7 @@ lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
 command = (text: string): void => {
   child.stdin.write(`${text}\n`);
 };
-const ports = JSON.parse(String((await lines.next()).value)) as { bare: number; ours: number; oursViaExpress: number };
+const ports = JSON.parse(String((await lines.next()).value)) as { bare: number; bareParse: number; ours: number; oursViaExpress: number };
 const body = JSON.stringify(realisticReview('e911857d-c318-11e8-bbad-025000000001'));
 const fixedBody = body; // the floor reads the same bytes, then answers without looking at them
 
@@ -96,20 +96,24 @@ try {
   console.log(`webhook bench: ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}, request body ${body.length} bytes, ${SECONDS}s per run, ${ROUNDS} rounds`);
   // Warm up both (JIT, TLS session setup).
   await cannon(ports.bare, fixedBody, { duration: 2 });
+  await cannon(ports.bareParse, body, { duration: 2 });
   await cannon(ports.ours, body, { duration: 2 });
   await cannon(ports.oursViaExpress, body, { duration: 2 });
   const floor: Figures[] = [];
   const ours: Figures[] = [];
   const viaExpress: Figures[] = [];
+  const floorParse: Figures[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     floor.push(await cannon(ports.bare, fixedBody));
+    floorParse.push(await cannon(ports.bareParse, body));
     ours.push(await cannon(ports.ours, body));
     viaExpress.push(await cannon(ports.oursViaExpress, body));
   }
   const viaExpressRps = median(viaExpress.map((f) => f.requestsPerSecond));
   const floorRps = median(floor.map((f) => f.requestsPerSecond));
   const oursRps = median(ours.map((f) => f.requestsPerSecond));
-  const failed = [...floor, ...ours, ...viaExpress].reduce((n, f) => n + f.errors + f.non2xx, 0);
+  const floorParseRps = median(floorParse.map((f) => f.requestsPerSecond));
+  const failed = [...floor, ...floorParse, ...ours, ...viaExpress].reduce((n, f) => n + f.errors + f.non2xx, 0);
   const openLoop = async (port: number, requestBody: string): Promise<FixedRateResult & { cpuMicrosPerRequest: number }> => {
     const cpuBefore = await serverCpu();
     const result = await fixedRate({ port, body: requestBody, rate: RATE, seconds: RATE_SECONDS, warmupSeconds: 2, connections: 16 });
@@ -121,14 +125,16 @@ try {
   const burst = { overallRate: RATE, connections: 10 };
   const floorBurst = await cannon(ports.bare, fixedBody, burst);
   const oursBurst = await cannon(ports.ours, body, burst);
-  const row = (name: string, rps: number, f: Figures[]): string => `${name.padEnd(28)} ${rps.toFixed(0).padStart(8)} req/s   p50 ${median(f.map((x) => x.p50)).toFixed(2).padStart(6)} ms   p99 ${median(f.map((x) => x.p99)).toFixed(2).padStart(6)} ms   server CPU ${median(f.map((x) => x.cpuMicrosPerRequest)).toFixed(0).padStart(5)} us/request`;
-  console.log('\nsaturation (10 keep-alive TLS connections, median of rounds)');
+  const row = (name: string, rps: number, f: Figures[]): string => `${name.padEnd(34)} ${rps.toFixed(0).padStart(8)} req/s   p50 ${median(f.map((x) => x.p50)).toFixed(0).padStart(3)} ms   p99 ${median(f.map((x) => x.p99)).toFixed(0).padStart(3)} ms   server CPU ${median(f.map((x) => x.cpuMicrosPerRequest)).toFixed(0).padStart(5)} us/request`;
+  console.log('\nsaturation (10 keep-alive TLS connections, median of rounds; autocannon latencies in whole ms)');
   console.log(row('floor: bare node:https', floorRps, floor));
+  console.log(row('reference: floor + JSON.parse only', floorParseRps, floorParse));
   console.log(row('ours: POST /mutate', oursRps, ours));
   console.log(row('ours, /mutate via Express', viaExpressRps, viaExpress));
   const cpuRatio = median(floor.map((f) => f.cpuMicrosPerRequest)) / median(ours.map((f) => f.cpuMicrosPerRequest));
   console.log(`ratio ours/floor: throughput ${(oursRps / floorRps).toFixed(2)}x (goal >= 0.70x); requests per server-CPU-second ${cpuRatio.toFixed(2)}x`);
   console.log(`ratio ours via Express/floor: throughput ${(viaExpressRps / floorRps).toFixed(2)}x`);
+  console.log(`ratio reference/floor: throughput ${(floorParseRps / floorRps).toFixed(2)}x (parsing the review, and nothing else, already costs this much)`);
   const ms = (x: number): string => x.toFixed(2).padStart(7);
   const fixedRow = (name: string, f: FixedRateResult & { cpuMicrosPerRequest: number }): string[] => [
     `${name.padEnd(7)} from due time: p50 ${ms(f.fromDue.p50)}  p90 ${ms(f.fromDue.p90)}  p99 ${ms(f.fromDue.p99)}  p99.9 ${ms(f.fromDue.p999)}  max ${ms(f.fromDue.max)} ms`,

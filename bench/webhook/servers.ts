@@ -2,9 +2,11 @@
  * Child process of bench/webhook/run.ts: serves both sides of the comparison, one after the
  * other as asked on stdin, so the load generator (autocannon) never shares their event loop.
  *   bare:  node:https, answers a fixed AdmissionReview after reading the body (the floor)
+ *   bareParse: the floor plus JSON.parse of the body, nothing else (a reference: no JSON
+ *          webhook can answer faster than this, so it bounds the throughput ratio)
  *   ours:  the real webhook server (hygiene, injection, patch, metrics, logs at info)
  *   oursViaExpress: the same, with /mutate routed through Express like the other paths
- * Prints one JSON line {bare, ours} with the ports.
+ * Prints one JSON line {bare, bareParse, ours, oursViaExpress} with the ports.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
@@ -27,6 +29,17 @@ const bare = createServer({ cert, key, minVersion: 'TLSv1.2' }, (req, res) => {
   });
 });
 await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+let parsed: unknown;
+const bareParse = createServer({ cert, key, minVersion: 'TLSv1.2' }, (req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': fixed.length });
+    res.end(fixed);
+  });
+});
+await new Promise<void>((resolve) => bareParse.listen(0, '127.0.0.1', resolve));
 
 // The production logger (level info, lines batched like `conndrain webhook` does), into /dev/null.
 const logger = createLogger({ level: 'info', component: 'webhook', destination: batchedDestination('/dev/null') });
@@ -39,7 +52,8 @@ const oursViaExpress = await startWebhookServer({
   logger,
   mutateThroughExpress: true,
 });
-process.stdout.write(`${JSON.stringify({ bare: (bare.address() as AddressInfo).port, ours: ours.port, oursViaExpress: oursViaExpress.port })}\n`);
+const portOf = (server: typeof bare): number => (server.address() as AddressInfo).port;
+process.stdout.write(`${JSON.stringify({ bare: portOf(bare), bareParse: portOf(bareParse), ours: ours.port, oursViaExpress: oursViaExpress.port })}\n`);
 // Protocol on stdin, one command per line: "cpu" -> one JSON line with process.cpuUsage()
 // (so the runner can charge CPU time per request, a figure a busy machine does not distort
 // as much as wall time); end of input -> close both servers and exit.
@@ -48,5 +62,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 });
 process.stdin.on('end', () => {
   bare.close();
+  bareParse.close();
+  if (parsed === undefined) process.stderr.write('bareParse never parsed a body\n');
   void Promise.all([ours.close(), oursViaExpress.close()]).then(() => process.exit(0));
 });
