@@ -50,6 +50,19 @@ describe('RBAC', { skip: KUBECTL_MISSING }, () => {
         assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: daemonSet.spec.template.spec.serviceAccountName, namespace: daemonSet.metadata.namespace }]);
       });
 
+      it('grants the agent EndpointSlice read access exactly when it runs the janitor', () => {
+        const daemonSet = pick(objects, 'DaemonSet', 'conndrain-agent') as unknown as { metadata: { namespace: string }; spec: { template: { spec: { serviceAccountName: string; containers: { args?: string[] }[] } } } };
+        const janitor = (daemonSet.spec.template.spec.containers[0]?.args ?? []).some((a) => a === '--janitor' || a === '--janitor=true');
+        const subject = { kind: 'ServiceAccount', name: daemonSet.spec.template.spec.serviceAccountName, namespace: daemonSet.metadata.namespace };
+        const roles = new Map(objects.filter((o) => o.kind === 'ClusterRole').map((o) => [o.metadata.name, (o.rules ?? []) as PolicyRule[]]));
+        const agentGrants = new Set(objects
+          .filter((o) => o.kind === 'ClusterRoleBinding' && ((o.subjects ?? []) as Array<typeof subject>).some((x) => x.kind === subject.kind && x.name === subject.name && x.namespace === subject.namespace))
+          .flatMap((b) => grants(roles.get((b.roleRef as { name: string }).name) ?? [])));
+        const needed = ['discovery.k8s.io/endpointslices:get', 'discovery.k8s.io/endpointslices:list', 'discovery.k8s.io/endpointslices:watch', '/pods:list'];
+        if (janitor) for (const g of needed) assert.ok(agentGrants.has(g), `--janitor needs ${g}`);
+        else assert.ok(![...agentGrants].some((g) => g.startsWith('discovery.k8s.io/endpointslices')), 'no EndpointSlice access without --janitor');
+      });
+
       it('binds only roles that exist', () => {
         const roles = new Set(objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role').map((o) => `${o.kind}/${o.metadata.name}`));
         for (const binding of objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding')) {
