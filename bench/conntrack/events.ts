@@ -2,7 +2,8 @@
  * bench/conntrack/events.ts: the event-indexed conntrack path (issue #8) at 1,000,000 entries.
  * Needs root. One command:
  *
- *   npx tsx bench/conntrack/events.ts [--entries 1000000] [--per-pod 100] [--rate 20000] [--seconds 10] [--json]
+ *   npx tsx bench/conntrack/events.ts [--entries 1000000] [--per-pod 100] [--rate 20000] [--seconds 10]
+ *     [--fo-addresses 2000] [--fo-flows 50] [--only flows-of] [--json]
  *
  * In a namespace of its own (`events-bench-<pid>`; nf_conntrack_max/buckets raised from the
  * root namespace and restored), fills the table with batched IPCTNL_MSG_CT_NEW, then:
@@ -13,7 +14,12 @@
  *   3. the subscription's CPU (process.cpuUsage of THIS process, which holds the index, % of one
  *      core) while a child process creates --rate NEW unrelated flows per second for --seconds,
  *      first with the kernel-side BPF filter, then (contrast) with the filter forced off by a
- *      watched set too large for classic BPF.
+ *      watched set too large for classic BPF;
+ *   4. flowsOf latency with a populated index: a second index watches --fo-addresses pods, then
+ *      --fo-flows TCP ESTABLISHED flows per pod are created (so they are indexed from events, not
+ *      from a dump, and need no GET); 1,000 flowsOf calls of one random pod each, wall time from
+ *      JavaScript (the per-address lists answer in O(that pod's flows); a scan of the whole index
+ *      grows with every watched flow). `--only flows-of` runs just this phase (~20 s).
  * Every targeted entry is verified gone and every other entry still there.
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
@@ -28,6 +34,9 @@ const { values } = parseArgs({
     'per-pod': { type: 'string', default: '100' },
     rate: { type: 'string', default: '20000' },
     seconds: { type: 'string', default: '10' },
+    'fo-addresses': { type: 'string', default: '2000' },
+    'fo-flows': { type: 'string', default: '50' },
+    only: { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -35,11 +44,16 @@ const ENTRIES = Number(values.entries);
 const PER_POD = Number(values['per-pod']);
 const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
+const FO_ADDRESSES = Number(values['fo-addresses']);
+const FO_FLOWS = Number(values['fo-flows']);
+const ONLY_FLOWS_OF = values.only === 'flows-of';
+if (values.only !== undefined && !ONLY_FLOWS_OF) throw new Error(`--only: unknown phase ${values.only} (flows-of)`);
 const NS = `events-bench-${process.pid}`;
 const POD_A = '10.244.50.1';
 const POD_B = '10.244.50.2';
 const GOAL_INDEX_MS = 100;
 const GOAL_CPU_PCT = 5;
+const GOAL_FLOWS_OF_P99_MS = 5;
 
 if (process.getuid?.() !== 0) {
   process.stderr.write('bench/conntrack/events.ts needs root (network namespaces, nf_conntrack_max)\n');
@@ -92,6 +106,89 @@ async function underLoad(index: ConntrackEventIndex, tag: number): Promise<Load>
   };
 }
 
+interface FlowsOf {
+  addresses: number;
+  flowsPerAddress: number;
+  indexed: number;
+  overruns: number;
+  calls: number;
+  wrongCounts: number;
+  refreshed: number;
+  p50: number;
+  p99: number;
+  max: number;
+  mean: number;
+  created: number;
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+}
+
+/** Phase 4: flowsOf latency from a second index holding FO_ADDRESSES x FO_FLOWS flows. */
+async function flowsOfLatency(api: NativeNetlink): Promise<FlowsOf> {
+  const base = '10.246.0.1';
+  const addrs = Array.from({ length: FO_ADDRESSES }, (_, i) => {
+    const v = ((10 << 24) | (246 << 16)) + 1 + i;
+    return `${v >>> 24}.${(v >>> 16) & 0xff}.${(v >>> 8) & 0xff}.${v & 0xff}`;
+  });
+  const index = await api.openConntrackEvents({ recvBufferBytes: 64 << 20, maxFlows: FO_ADDRESSES * FO_FLOWS + 1024 });
+  try {
+    await index.setWatchedAddresses(addrs);
+    log(`4/4 flowsOf latency: ${FO_ADDRESSES} watched pods (filter ${index.stats().filter}), ${FO_FLOWS} flows each created while subscribed`);
+    let created = 0;
+    const perChunk = 5;
+    for (let chunk = 0; chunk * perChunk < FO_FLOWS; chunk++) {
+      const n = Math.min(perChunk, FO_FLOWS - chunk * perChunk);
+      const r = await api.insertConntrackForTest([
+        { protocol: 'tcp', origSrc: '10.20.0.1', srcCount: FO_ADDRESSES, srcPort: 1000 + chunk * perChunk, origDst: '10.96.0.12', dstPort: 80, replySrc: base, replySrcCount: FO_ADDRESSES, replySrcPort: 8080, count: FO_ADDRESSES * n, state: 'ESTABLISHED', timeout: 7200 },
+      ]);
+      if (r.failed > 0) throw new Error(`flows-of fill: ${JSON.stringify(r)}`);
+      created += r.created;
+      const want = created;
+      const deadline = Date.now() + 30000;
+      while (index.stats().flows < want && Date.now() < deadline) await new Promise((res) => setTimeout(res, 5));
+    }
+    const stats = index.stats();
+    log(`    ${stats.flows} flows indexed (${stats.overruns} overruns, stale ${stats.stale})`);
+    for (let k = 0; k < 50; k++) await index.flowsOf([addrs[k % addrs.length]!]); // warm-up
+    const times: number[] = [];
+    let wrongCounts = 0;
+    let refreshed = 0;
+    for (let k = 0; k < 1000; k++) {
+      const a = addrs[Math.floor(Math.random() * addrs.length)]!;
+      const t0 = performance.now();
+      const got = await index.flowsOf([a]);
+      times.push(performance.now() - t0);
+      refreshed += got.refreshed;
+      if (got.flows.length !== FO_FLOWS || !got.fresh) wrongCounts++;
+    }
+    const sorted = [...times].sort((x, y) => x - y);
+    const figures = {
+      addresses: FO_ADDRESSES,
+      flowsPerAddress: FO_FLOWS,
+      indexed: stats.flows,
+      overruns: stats.overruns,
+      calls: times.length,
+      wrongCounts,
+      refreshed,
+      p50: pct(sorted, 50),
+      p99: pct(sorted, 99),
+      max: sorted[sorted.length - 1] ?? NaN,
+      mean: times.reduce((x, y) => x + y, 0) / times.length,
+      created,
+    };
+    log(`    flowsOf: p50 ${figures.p50.toFixed(3)} ms, p99 ${figures.p99.toFixed(3)} ms, ${wrongCounts} wrong answers`);
+    return figures;
+  } finally {
+    index.close();
+  }
+}
+
+function flowsOfLine(f: FlowsOf): string {
+  return `flowsOf(one pod) with ${f.addresses} watched pods x ${f.flowsPerAddress} flows (${f.indexed} indexed, ${f.overruns} overruns): p50 ${f.p50.toFixed(3)} ms, p99 ${f.p99.toFixed(3)} ms, mean ${f.mean.toFixed(3)} ms, max ${f.max.toFixed(2)} ms over ${f.calls} calls (goal p99 < ${GOAL_FLOWS_OF_P99_MS} ms) ${f.p99 < GOAL_FLOWS_OF_P99_MS ? 'MET' : 'NOT MET'}; ${f.wrongCounts} answers without exactly ${f.flowsPerAddress} fresh flows (want 0), ${f.refreshed} GETs`;
+}
+
 interface Figures {
   entries: number;
   watchSyncMs: number;
@@ -106,11 +203,12 @@ interface Figures {
   othersExpected: number;
   bpf: Load;
   userspace: Load;
+  flowsOf: FlowsOf;
   stats: Record<string, unknown>;
 }
 
 async function main(): Promise<Figures> {
-  const restore = raiseLimits({ max: ENTRIES + 2 * RATE * SECONDS + 300000, buckets: 1 << 20 });
+  const restore = raiseLimits({ max: ENTRIES + 2 * RATE * SECONDS + FO_ADDRESSES * FO_FLOWS + 300000, buckets: 1 << 20 });
   execFileSync('ip', ['netns', 'add', NS]);
   const api = openNetlink({ netns: NS });
   let index: ConntrackEventIndex | undefined;
@@ -145,10 +243,15 @@ async function main(): Promise<Figures> {
     await index.setWatchedAddresses([POD_A, POD_B, ...Array.from({ length: 2100 }, (_, i) => `10.245.${Math.floor(i / 250)}.${(i % 250) + 1}`)]);
     const userspace = await underLoad(index, 1);
     log(`    filter in C (${userspace.filter}): ${userspace.cpuPct.toFixed(2)} % of one core, ${userspace.events} events read`);
+    const stats = { ...index.stats() };
+
+    index.close();
+    index = undefined;
+    const flowsOf = await flowsOfLatency(api);
 
     const leftA = await countOf(api, [POD_A]);
     const leftB = await countOf(api, [POD_B]);
-    const othersExpected = ENTRIES - 2 * PER_POD + bpf.created + userspace.created;
+    const othersExpected = ENTRIES - 2 * PER_POD + bpf.created + userspace.created + flowsOf.created;
     const othersLeft = (await api.conntrackStats()).count;
     return {
       entries: ENTRIES,
@@ -163,7 +266,8 @@ async function main(): Promise<Figures> {
       othersExpected,
       bpf,
       userspace,
-      stats: { ...index.stats() },
+      flowsOf,
+      stats,
     };
   } finally {
     index?.close();
@@ -185,13 +289,33 @@ function report(f: Figures): string {
     `watching 2 pods (filtered dump pass that makes them trustworthy): ${f.watchSyncMs.toFixed(0)} ms`,
     `subscription CPU at ${RATE} unrelated NEW flows/s (achieved ${f.bpf.achievedRate.toFixed(0)}/s), kernel BPF filter: ${f.bpf.cpuPct.toFixed(2)} % of one core (goal < ${GOAL_CPU_PCT} %) ${met(f.bpf.cpuPct < GOAL_CPU_PCT)}; events read ${f.bpf.events}`,
     `same load, filter in C (watched set too large for classic BPF): ${f.userspace.cpuPct.toFixed(2)} % of one core; events read ${f.userspace.events} (achieved ${f.userspace.achievedRate.toFixed(0)}/s)`,
+    flowsOfLine(f.flowsOf),
     `verified: pod A left ${f.leftA}, pod B left ${f.leftB} (want 0); other entries ${f.othersLeft} of ${f.othersExpected} (want all); index lists ${f.indexSaysB} flows of pod B after the dump-pass delete (want 0)`,
     `index: ${JSON.stringify(f.stats)}`,
   ];
   return lines.join('\n');
 }
 
+async function onlyFlowsOf(): Promise<FlowsOf> {
+  const restore = raiseLimits({ max: FO_ADDRESSES * FO_FLOWS + 300000, buckets: 1 << 18 });
+  execFileSync('ip', ['netns', 'add', NS]);
+  const api = openNetlink({ netns: NS });
+  try {
+    return await flowsOfLatency(api);
+  } finally {
+    api.close();
+    spawnSync('ip', ['netns', 'del', NS]);
+    restore();
+  }
+}
+
+if (ONLY_FLOWS_OF) {
+  const f = await onlyFlowsOf();
+  process.stdout.write(`conntrack event-index bench, flowsOf phase only (node ${process.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')})\n${flowsOfLine(f)}\n`);
+  if (values.json) process.stdout.write(`${JSON.stringify(f)}\n`);
+  process.exit(f.wrongCounts === 0 ? 0 : 1);
+}
 const figures = await main();
 process.stdout.write(`${report(figures)}\n`);
 if (values.json) process.stdout.write(`${JSON.stringify(figures)}\n`);
-if (figures.leftA !== 0 || figures.leftB !== 0 || figures.indexSaysB !== 0 || figures.othersLeft !== figures.othersExpected) process.exit(1);
+if (figures.flowsOf.wrongCounts !== 0 || figures.leftA !== 0 || figures.leftB !== 0 || figures.indexSaysB !== 0 || figures.othersLeft !== figures.othersExpected) process.exit(1);

@@ -56,25 +56,12 @@ static int concerns(const struct ct_addr_set *set, const struct ct_entry *e)
 	return ct_addr_set_has(set, &e->orig.dst) || ct_addr_set_has(set, &e->reply.src);
 }
 
-static int flow_concerns(const struct ct_addr_set *set, const struct ct_flow *f)
-{
-	struct ct_addr a = { .family = f->family };
-	memcpy(a.bytes, f->odst, 16);
-	if (ct_addr_set_has(set, &a))
-		return 1;
-	memcpy(a.bytes, f->rsrc, 16);
-	return ct_addr_set_has(set, &a);
-}
-
 /* Copies what an event/dump/GET says about an entry into its record (key fields are equal). */
-static void refresh(struct ct_flow *rec, const struct ct_flow *f)
+static void refresh(struct ct_events *ev, struct ct_flow *rec, const struct ct_flow *f)
 {
-	uint32_t next = rec->next;
 	uint8_t state = rec->state, had_state = rec->flags & CT_FLOW_HAS_STATE;
 
-	*rec = *f;
-	rec->next = next;
-	rec->flags |= CT_FLOW_USED;
+	ct_index_update(&ev->idx, rec, f);
 	if (!(f->flags & CT_FLOW_HAS_STATE) && had_state) {
 		/* updates without IPCT_PROTOINFO carry no state: keep the last one */
 		rec->state = state;
@@ -112,7 +99,7 @@ static void apply_event(struct ct_events *ev, const struct nlmsghdr *h)
 		if (ev->syncing) {
 			f.flags |= CT_FLOW_TOMB;
 			if (rec)
-				refresh(rec, &f);
+				refresh(ev, rec, &f);
 			else
 				(void)ct_index_insert(&ev->idx, &f); /* full: the sweep after the pass still runs */
 		} else if (rec) {
@@ -121,7 +108,7 @@ static void apply_event(struct ct_events *ev, const struct nlmsghdr *h)
 		return;
 	}
 	if (rec)
-		refresh(rec, &f);
+		refresh(ev, rec, &f);
 	else
 		put_flow(ev, &f);
 }
@@ -190,6 +177,7 @@ int ct_events_open(struct ct_events **out, const char *netns, int rcvbuf, uint32
 	struct open_ctx o;
 	struct ct_bpf_program prog;
 	static const int groups[] = { NFNLGRP_CONNTRACK_NEW, NFNLGRP_CONNTRACK_UPDATE, NFNLGRP_CONNTRACK_DESTROY };
+	uint32_t *heads;
 	int err;
 
 	*out = NULL;
@@ -203,6 +191,12 @@ int ct_events_open(struct ct_events **out, const char *netns, int rcvbuf, uint32
 		err = ct_addr_set_init(&ev->watched, 0);
 	if (err)
 		goto fail;
+	heads = calloc(ev->watched.mask + 1, sizeof(*heads));
+	if (!heads) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	ct_index_set_addrs(&ev->idx, &ev->watched, heads);
 	o.sock = &ev->sock;
 	o.rcvbuf = rcvbuf > 0 ? rcvbuf : CT_EVENTS_DEFAULT_RCVBUF;
 	err = netns ? netns_run(netns, open_socket, &o) : open_socket(&o);
@@ -285,9 +279,9 @@ static int sync_cb(const struct ct_entry *e, void *p)
 	else if (rec->flags & CT_FLOW_TOMB) {
 		/* destroyed during the pass; a different id is a new entry on the same tuple */
 		if ((rec->flags & CT_FLOW_HAS_ID) && (f.flags & CT_FLOW_HAS_ID) && rec->id != f.id)
-			refresh(rec, &f);
+			refresh(ev, rec, &f);
 	} else if (rec->gen != ev->gen) {
-		refresh(rec, &f);
+		refresh(ev, rec, &f);
 	}
 	pthread_mutex_unlock(&ev->lock);
 	return 0;
@@ -360,12 +354,15 @@ int ct_events_set_watched(struct ct_events *ev, struct ct_conn *c, struct ct_add
 {
 	struct ct_bpf_program prog;
 	struct ct_addr_set added, old;
+	uint32_t *heads;
 	int err = ct_bpf_build(next, &prog);
 
 	if (err)
 		return err;
-	err = ct_addr_set_init(&added, next->count);
+	heads = calloc(next->mask + 1, sizeof(*heads));
+	err = heads ? ct_addr_set_init(&added, next->count) : -ENOMEM;
 	if (err) {
+		free(heads);
 		ct_bpf_free(&prog);
 		return err;
 	}
@@ -386,11 +383,8 @@ int ct_events_set_watched(struct ct_events *ev, struct ct_conn *c, struct ct_add
 		ev->bpf = 0;
 		ev->bpf_insns = 0;
 	}
-	for (uint32_t i = 0; i < ev->idx.used_hi; i++) {
-		struct ct_flow *r = &ev->idx.flows[i];
-		if ((r->flags & CT_FLOW_USED) && !flow_concerns(&ev->watched, r))
-			ct_index_remove(&ev->idx, r);
-	}
+	/* drops the flows of addresses no longer watched, relinks the others under the new slots */
+	ct_index_set_addrs(&ev->idx, &ev->watched, heads);
 	pthread_mutex_unlock(&ev->lock);
 	ct_bpf_free(&prog);
 	ct_addr_set_free(&old);
@@ -410,35 +404,88 @@ static int all_watched(const struct ct_events *ev, const struct ct_addr_set *add
 	return 1;
 }
 
-/* Copies the live (non-tomb) records concerning addrs. Caller frees *out. */
-static int collect(struct ct_events *ev, const struct ct_addr_set *addrs, struct ct_flow **out, size_t *n, int *fresh)
+static int flow_concerns(const struct ct_addr_set *set, const struct ct_flow *f)
 {
-	size_t cap = 64, count = 0;
-	struct ct_flow *arr = malloc(cap * sizeof(*arr));
+	struct ct_addr a = { .family = f->family };
+	memcpy(a.bytes, f->odst, 16);
+	if (ct_addr_set_has(set, &a))
+		return 1;
+	memcpy(a.bytes, f->rsrc, 16);
+	return ct_addr_set_has(set, &a);
+}
 
-	if (!arr)
-		return -ENOMEM;
-	pthread_mutex_lock(&ev->lock);
-	*fresh = !ev->stale && !ev->syncing && all_watched(ev, addrs);
+struct flow_vec {
+	struct ct_flow *items;
+	size_t count, cap;
+};
+
+static int vec_push(struct flow_vec *v, const struct ct_flow *f)
+{
+	if (v->count == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 64;
+		struct ct_flow *bigger = realloc(v->items, cap * sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		v->items = bigger;
+		v->cap = cap;
+	}
+	v->items[v->count++] = *f;
+	return 0;
+}
+
+/* The flows of watched addresses, from their lists: O(flows of addrs). A flow linked under two
+ * queried addresses is taken once, under its original destination. */
+static int collect_by_address(struct ct_events *ev, const struct ct_addr_set *addrs, struct flow_vec *v)
+{
+	for (size_t i = 0; addrs->slots && i <= addrs->mask; i++) {
+		if (!addrs->used[i])
+			continue;
+		for (uint32_t l = ct_index_addr_first(&ev->idx, &addrs->slots[i]); l; l = ct_index_link_next(&ev->idx, l)) {
+			const struct ct_flow *r = ct_index_link_flow(&ev->idx, l);
+			struct ct_addr o = { .family = r->family };
+			if (r->flags & CT_FLOW_TOMB)
+				continue;
+			memcpy(o.bytes, r->odst, 16);
+			if (CT_LINK_ROLE(l) == 1 && (r->links & 1) && ct_addr_set_has(addrs, &o))
+				continue;
+			if (vec_push(v, r) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Some queried address is not watched: its flows can only be those of watched addresses that
+ * also concern it, found by scanning the pool (the answer is not fresh anyway). */
+static int collect_by_scan(struct ct_events *ev, const struct ct_addr_set *addrs, struct flow_vec *v)
+{
 	for (uint32_t i = 0; i < ev->idx.used_hi; i++) {
 		const struct ct_flow *r = &ev->idx.flows[i];
 		if (!(r->flags & CT_FLOW_USED) || (r->flags & CT_FLOW_TOMB) || !flow_concerns(addrs, r))
 			continue;
-		if (count == cap) {
-			struct ct_flow *bigger = realloc(arr, cap * 2 * sizeof(*arr));
-			if (!bigger) {
-				pthread_mutex_unlock(&ev->lock);
-				free(arr);
-				return -ENOMEM;
-			}
-			arr = bigger;
-			cap *= 2;
-		}
-		arr[count++] = *r;
+		if (vec_push(v, r) < 0)
+			return -ENOMEM;
 	}
+	return 0;
+}
+
+/* Copies the live (non-tomb) records concerning addrs. Caller frees *out. */
+static int collect(struct ct_events *ev, const struct ct_addr_set *addrs, struct ct_flow **out, size_t *n, int *fresh)
+{
+	struct flow_vec v = { 0 };
+	int watched, err;
+
+	pthread_mutex_lock(&ev->lock);
+	watched = all_watched(ev, addrs);
+	*fresh = !ev->stale && !ev->syncing && watched;
+	err = watched ? collect_by_address(ev, addrs, &v) : collect_by_scan(ev, addrs, &v);
 	pthread_mutex_unlock(&ev->lock);
-	*out = arr;
-	*n = count;
+	if (err) {
+		free(v.items);
+		return err;
+	}
+	*out = v.items;
+	*n = v.count;
 	return 0;
 }
 
@@ -481,7 +528,7 @@ static void get_cb(size_t i, int error, const struct ct_entry *e, void *p)
 	rec = ct_index_find(&g->ev->idx, &f);
 	f.flags |= g->flows[i].flags & CT_FLOW_NOEV; /* a GET says nothing about events */
 	if (rec && !(rec->flags & CT_FLOW_TOMB))
-		refresh(rec, &f);
+		refresh(g->ev, rec, &f);
 	pthread_mutex_unlock(&g->ev->lock);
 	g->flows[i] = f;
 	g->refreshed++;

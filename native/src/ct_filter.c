@@ -62,6 +62,18 @@ int ct_addr_set_has(const struct ct_addr_set *set, const struct ct_addr *a)
 	return 0;
 }
 
+long ct_addr_set_slot(const struct ct_addr_set *set, const struct ct_addr *a)
+{
+	size_t i;
+
+	if (!set->slots)
+		return -1;
+	for (i = hash_addr(a) & set->mask; set->used[i]; i = (i + 1) & set->mask)
+		if (same(&set->slots[i], a))
+			return (long)i;
+	return -1;
+}
+
 int ct_addr_set_add(struct ct_addr_set *set, const struct ct_addr *a)
 {
 	size_t i;

@@ -26,6 +26,8 @@ int ct_addr_set_init(struct ct_addr_set *set, size_t expected);
 void ct_addr_set_free(struct ct_addr_set *set);
 int ct_addr_set_add(struct ct_addr_set *set, const struct ct_addr *a);
 int ct_addr_set_has(const struct ct_addr_set *set, const struct ct_addr *a);
+/* The slot index of a in the set (stable until the set is freed), or -1. */
+long ct_addr_set_slot(const struct ct_addr_set *set, const struct ct_addr *a);
 /* Parses "10.0.0.1" or "fd00::1" into a; returns 0 or -EINVAL. */
 int ct_addr_parse(const char *text, struct ct_addr *a);
 

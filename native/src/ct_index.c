@@ -1,4 +1,4 @@
-/* ct_index.c: the flow pool and its tuple hash (see ct_index.h). */
+/* ct_index.c: the flow pool, its tuple hash and its per-address lists (see ct_index.h). */
 #include "ct_index.h"
 
 #include <errno.h>
@@ -19,6 +19,8 @@ int ct_index_init(struct ct_index *x, uint32_t max)
 {
 	memset(x, 0, sizeof(*x));
 	x->max = max ? max : 1;
+	if (x->max > (1u << 30))
+		x->max = 1u << 30; /* list links are (index + 1) << 1 | role in 32 bits */
 	x->cap = x->max < CT_INDEX_INITIAL ? x->max : CT_INDEX_INITIAL;
 	x->nbuckets = pow2_at_least(x->cap);
 	x->flows = calloc(x->cap, sizeof(*x->flows));
@@ -34,12 +36,14 @@ void ct_index_free(struct ct_index *x)
 {
 	free(x->flows);
 	free(x->buckets);
+	free(x->heads);
 	memset(x, 0, sizeof(*x));
 }
 
 size_t ct_index_bytes(const struct ct_index *x)
 {
-	return (size_t)x->cap * sizeof(struct ct_flow) + (size_t)x->nbuckets * sizeof(uint32_t);
+	size_t heads = x->heads ? (x->addrs->mask + 1) * sizeof(uint32_t) : 0;
+	return (size_t)x->cap * sizeof(struct ct_flow) + (size_t)x->nbuckets * sizeof(uint32_t) + heads;
 }
 
 size_t ct_index_bytes_per_flow(void)
@@ -154,6 +158,112 @@ int ct_flow_same_key(const struct ct_flow *a, const struct ct_flow *b)
 	       memcmp(a->odst, b->odst, 16) == 0;
 }
 
+/* ------------------------------------------------------------------ address lists */
+
+static void role_addr(const struct ct_flow *f, int role, struct ct_addr *a)
+{
+	a->family = f->family;
+	memcpy(a->bytes, role ? f->rsrc : f->odst, 16);
+}
+
+static uint32_t *link_next(struct ct_index *x, uint32_t l)
+{
+	return &x->flows[CT_LINK_INDEX(l)].anext[CT_LINK_ROLE(l)];
+}
+
+static uint32_t *link_prev(struct ct_index *x, uint32_t l)
+{
+	return &x->flows[CT_LINK_INDEX(l)].aprev[CT_LINK_ROLE(l)];
+}
+
+static void link_role(struct ct_index *x, uint32_t i, int role)
+{
+	struct ct_flow *r = &x->flows[i];
+	struct ct_addr a;
+	long slot;
+	uint32_t l = CT_LINK(i, role);
+
+	role_addr(r, role, &a);
+	slot = ct_addr_set_slot(x->addrs, &a);
+	if (slot < 0)
+		return;
+	r->anext[role] = x->heads[slot];
+	r->aprev[role] = 0;
+	if (x->heads[slot])
+		*link_prev(x, x->heads[slot]) = l;
+	x->heads[slot] = l;
+	r->links |= (uint8_t)(1u << role);
+}
+
+static void link_addrs(struct ct_index *x, uint32_t i)
+{
+	struct ct_flow *r = &x->flows[i];
+
+	r->links = 0;
+	if (!x->heads)
+		return;
+	link_role(x, i, 0);
+	if (memcmp(r->odst, r->rsrc, 16) != 0)
+		link_role(x, i, 1);
+}
+
+static void unlink_role(struct ct_index *x, struct ct_flow *r, int role)
+{
+	uint32_t next = r->anext[role], prev = r->aprev[role];
+
+	if (!(r->links & (1u << role)))
+		return;
+	if (prev) {
+		*link_next(x, prev) = next;
+	} else {
+		struct ct_addr a;
+		long slot;
+		role_addr(r, role, &a);
+		slot = ct_addr_set_slot(x->addrs, &a);
+		if (slot >= 0)
+			x->heads[slot] = next;
+	}
+	if (next)
+		*link_prev(x, next) = prev;
+	r->anext[role] = r->aprev[role] = 0;
+	r->links &= (uint8_t)~(1u << role);
+}
+
+static void unlink_addrs(struct ct_index *x, struct ct_flow *r)
+{
+	unlink_role(x, r, 0);
+	unlink_role(x, r, 1);
+}
+
+uint32_t ct_index_addr_first(const struct ct_index *x, const struct ct_addr *a)
+{
+	long slot = x->heads ? ct_addr_set_slot(x->addrs, a) : -1;
+	return slot < 0 ? 0 : x->heads[slot];
+}
+
+void ct_index_set_addrs(struct ct_index *x, const struct ct_addr_set *set, uint32_t *heads)
+{
+	free(x->heads);
+	x->heads = heads;
+	x->addrs = set;
+	for (uint32_t i = 0; i < x->used_hi; i++)
+		x->flows[i].links = 0;
+	for (uint32_t i = 0; i < x->used_hi; i++) {
+		struct ct_flow *r = &x->flows[i];
+		struct ct_addr o, s;
+		if (!(r->flags & CT_FLOW_USED))
+			continue;
+		role_addr(r, 0, &o);
+		role_addr(r, 1, &s);
+		if (!ct_addr_set_has(set, &o) && !ct_addr_set_has(set, &s))
+			ct_index_remove(x, r);
+		else
+			link_addrs(x, i);
+	}
+}
+
+/* ------------------------------------------------------------------ tuple hash */
+
 struct ct_flow *ct_index_find(struct ct_index *x, const struct ct_flow *f)
 {
 	for (uint32_t i = x->buckets[f->hash & (x->nbuckets - 1)]; i; i = x->flows[i - 1].next)
@@ -217,6 +327,7 @@ struct ct_flow *ct_index_insert(struct ct_index *x, const struct ct_flow *f)
 	bucket = &x->buckets[r->hash & (x->nbuckets - 1)];
 	r->next = *bucket;
 	*bucket = i + 1;
+	link_addrs(x, i);
 	x->count++;
 	return r;
 }
@@ -226,6 +337,7 @@ void ct_index_remove(struct ct_index *x, struct ct_flow *rec)
 	uint32_t i = (uint32_t)(rec - x->flows);
 	uint32_t *link = &x->buckets[rec->hash & (x->nbuckets - 1)];
 
+	unlink_addrs(x, rec);
 	while (*link && *link != i + 1)
 		link = &x->flows[*link - 1].next;
 	if (*link)
@@ -234,4 +346,15 @@ void ct_index_remove(struct ct_index *x, struct ct_flow *rec)
 	rec->next = x->free_head;
 	x->free_head = i + 1;
 	x->count--;
+}
+
+void ct_index_update(struct ct_index *x, struct ct_flow *rec, const struct ct_flow *f)
+{
+	uint32_t next = rec->next;
+
+	unlink_addrs(x, rec);
+	*rec = *f;
+	rec->next = next;
+	rec->flags |= CT_FLOW_USED;
+	link_addrs(x, (uint32_t)(rec - x->flows));
 }

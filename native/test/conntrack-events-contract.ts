@@ -209,6 +209,59 @@ export function conntrackEventsContract(name: string, make: () => Promise<Events
       });
     });
 
+    it('answers each address with exactly its flows after churn and watched-set changes (per-address lists)', async () => {
+      await withIndex(make, {}, async (t, index) => {
+        const pod = (i: number): string => `10.244.7.${i}`;
+        const pod6 = (i: number): string => `fd00:244:7::${i}`;
+        const round = (r: number): ConntrackFillSpec[] => [
+          // service flows spread over 8 pods (reply source), 20 each
+          { protocol: 'tcp', origSrc: '10.7.0.1', srcCount: 20, srcPort: 1000 + r * 100, origDst: VIP.v4, dstPort: 80, replySrc: pod(1), replySrcCount: 8, count: 160, state: 'ESTABLISHED' },
+          // direct flows: original destination = reply source
+          { protocol: 'udp', origSrc: '10.8.0.1', srcCount: 10, srcPort: 1000 + r * 100, origDst: pod(3), dstPort: 53, count: 30 },
+          // one watched pod DNATed to another: listed under both, returned once for both
+          { protocol: 'tcp', origSrc: '10.9.0.1', srcCount: 5, srcPort: 1000 + r * 100, origDst: pod(2), dstPort: 80, replySrc: pod(5), count: 25 },
+          // original destination watched, reply source not
+          { protocol: 'tcp', origSrc: '10.10.0.1', srcCount: 5, srcPort: 1000 + r * 100, origDst: pod(4), dstPort: 80, replySrc: '10.244.99.1', count: 15 },
+          // a pod that is not watched until the set changes
+          { protocol: 'tcp', origSrc: '10.11.0.1', srcCount: 5, srcPort: 1000 + r * 100, origDst: VIP.v4, dstPort: 81, replySrc: pod(9), count: 10 },
+          { protocol: 'udp', origSrc: 'fd00:7::1', srcCount: 10, srcPort: 1000 + r * 100, origDst: VIP.v6, dstPort: 53, replySrc: pod6(1), replySrcCount: 4, count: 40 },
+        ];
+        const check = async (watched: string[]): Promise<void> => {
+          const all = await dumpKeys(t.api, watched);
+          await until(async () => (await indexKeys(index, watched)).length === all.length, 'the index to settle');
+          assert.deepEqual(await indexKeys(index, watched), all, 'the whole watched set, each flow once');
+          assert.equal(index.stats().flows, all.length, 'no flow of an unwatched address is kept');
+          for (const a of watched) {
+            const got = await index.flowsOf([a]);
+            assert.equal(got.fresh, true);
+            assert.deepEqual(got.flows.map(entryKey).sort(), await dumpKeys(t.api, [a]), `the flows of ${a}`);
+          }
+          for (let i = 0; i + 1 < watched.length; i += 2) {
+            const pair = [watched[i]!, watched[i + 1]!];
+            assert.deepEqual(await indexKeys(index, pair), await dumpKeys(t.api, pair), `the flows of ${pair.join(' + ')}`);
+          }
+        };
+        const first = [1, 2, 3, 4, 5, 6, 7, 8].map(pod).concat([1, 2, 3, 4].map(pod6));
+        await filled(t, round(0));
+        await index.setWatchedAddresses(first);
+        await check(first);
+        await filled(t, round(1));
+        await t.api.deleteConntrack({ addresses: [pod(2), pod(6), pod6(3)], match: ['replySrc', 'origDst'] });
+        await t.api.deleteConntrack({ addresses: [pod(1)], match: ['replySrc'], protocols: ['tcp'] });
+        await filled(t, round(2));
+        await check(first);
+        // pod 2 leaves (its DNATed flows stay, under pod 5), 3 and 4 leave, pod 9 comes in
+        const second = [pod(1), pod(5), pod(7), pod(9), pod6(2), pod6(4)];
+        await index.setWatchedAddresses(second);
+        assert.equal((await index.flowsOf([pod(3)])).fresh, false);
+        await check(second);
+        await filled(t, round(3));
+        await check(second);
+        await index.setWatchedAddresses([...second, pod(2), pod(3)]);
+        await check([...second, pod(2), pod(3)]);
+      });
+    });
+
     it('answers fresh=false for an address it does not watch, forgets unwatched addresses, and checks arguments', async () => {
       await withIndex(make, {}, async (t, index) => {
         await filled(t, [...bothFamilies(POD, 0), ...bothFamilies(OTHER, 100)]);
