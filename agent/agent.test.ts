@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { MemoryConntrack } from '../native/lib/memory-conntrack.js';
 import { MemoryIpvs } from '../native/lib/memory-ipvs.js';
-import type { ConntrackApi, IpvsApi, IpvsServiceKey } from '../native/lib/types.js';
+import type { ConntrackApi, ConntrackEventsApi, IpvsApi, IpvsServiceKey } from '../native/lib/types.js';
 import { loadAgentConfig } from '../src/config/agent.js';
 import { FakeApiServer } from '../test/apiserver/server.js';
 import { managedPod, markDeleting, setReady } from '../test/apiserver/pods.js';
@@ -31,8 +31,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function netlink(ct: MemoryConntrack, ipvs: MemoryIpvs): ConntrackApi & IpvsApi {
+function netlink(ct: MemoryConntrack, ipvs: MemoryIpvs): ConntrackApi & IpvsApi & ConntrackEventsApi {
   return {
+    openConntrackEvents: (o) => ct.openConntrackEvents(o),
     deleteConntrack: (o) => ct.deleteConntrack(o), deleteConntrackEntries: (e) => ct.deleteConntrackEntries(e), listConntrack: (o) => ct.listConntrack(o), scanDnatEntries: (o) => ct.scanDnatEntries(o), conntrackStats: () => ct.conntrackStats(),
     listServices: () => ipvs.listServices(), listDestinations: (s) => ipvs.listDestinations(s), setDestinationWeight: (s, d, w) => ipvs.setDestinationWeight(s, d, w),
     addDestination: (s, d) => ipvs.addDestination(s, d), deleteDestination: (s, d) => ipvs.deleteDestination(s, d), addService: (s) => ipvs.addService(s), deleteService: (s) => ipvs.deleteService(s),
@@ -110,6 +111,9 @@ test('two nodes: both hold the draining pod at weight 0, restore what the proxy 
     const metricsA = await (await fetch(`http://127.0.0.1:${ports[0]!.metricsPort}/metrics`)).text();
     assert.match(metricsA, /conndrain_conntrack_entries_deleted_total\{protocol="tcp"\} 3/);
     assert.doesNotMatch(metricsA, /protocol="all"/);
+    // --conntrack-events (default on): the index deleted them; the verification pass found nothing left.
+    assert.match(metricsA, /conndrain_conntrack_index_verify_leftovers_total 0\n/);
+    assert.doesNotMatch(metricsA, /conndrain_conntrack_index_fallbacks_total\{use="cleanup"\}/);
   } finally {
     for (const a of agents) await a.stop();
   }

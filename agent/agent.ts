@@ -9,7 +9,7 @@ import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../src/config/agent.js';
 import { markFlushed, planDrains, type PodRecord, type Transition } from '../src/drain-plan.js';
-import { NetlinkError, type ConntrackApi, type IpvsApi } from '../native/lib/types.js';
+import { NetlinkError, type ConntrackApi, type ConntrackEventsApi, type IpvsApi } from '../native/lib/types.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { DrainApi } from './drain-api.js';
 import { DrainSessions } from './drain-sessions.js';
@@ -18,6 +18,7 @@ import { readFlowTimeouts } from './flow-timeouts.js';
 import type { FlowTimeouts } from './flows.js';
 import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
 import { createHealthServer, listen } from './health-server.js';
+import { IndexedConntrack } from './indexed-conntrack.js';
 import { IpvsHold, type DrainingPod } from './ipvs-hold.js';
 import { AgentMetrics } from './metrics.js';
 import { PodCache, type CachedPod } from './pod-cache.js';
@@ -31,7 +32,8 @@ import type { KubeConnection } from './kube/connection.js';
 export interface AgentDeps {
   config: AgentConfig;
   logger: Logger;
-  netlink: ConntrackApi & IpvsApi;
+  /** openConntrackEvents is optional: without it (or with --conntrack-events=false) every conntrack answer comes from a dump. */
+  netlink: ConntrackApi & IpvsApi & Partial<ConntrackEventsApi>;
   /** The API server (the watch, Events): kube/load.ts, or a library KubeConfig. */
   kube: KubeConnection;
   /**
@@ -87,6 +89,8 @@ export class Agent {
   private runScheduled: TimerHandle | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  /** The conntrack event index, when --conntrack-events is on and it opened. */
+  private indexed: IndexedConntrack | undefined;
   /** The stale-entry janitor, when --janitor is on. */
   janitor: RunningJanitor | undefined;
 
@@ -98,6 +102,14 @@ export class Agent {
     this.cache = new PodCache(config.goneSlackMs);
     this.ipvsOn = config.ipvsHold;
     const metrics = this.metrics;
+    // The drain sessions and the ghost cleanup ask the event index when it is open, the dump otherwise.
+    const conntrack: ConntrackApi = {
+      listConntrack: (o) => (this.indexed ?? netlink).listConntrack(o),
+      deleteConntrack: (o) => (this.indexed ?? netlink).deleteConntrack(o),
+      deleteConntrackEntries: (e) => netlink.deleteConntrackEntries(e),
+      scanDnatEntries: (o) => netlink.scanDnatEntries(o),
+      conntrackStats: () => netlink.conntrackStats(),
+    };
     this.events = new PodEvents(deps.eventSink ?? kubeEventSink(kube), config.nodeName, this.log, () => this.clock.now());
     this.hold = new IpvsHold({
       ipvs: netlink,
@@ -112,7 +124,7 @@ export class Agent {
     this.sessions = new DrainSessions(
       {
         clock: this.clock,
-        conntrack: netlink,
+        conntrack,
         flowIdleMs: config.flowIdleMs,
         pollIntervalMs: config.flowPollIntervalMs,
         timeouts: deps.flowTimeouts ?? readFlowTimeouts(),
@@ -131,7 +143,7 @@ export class Agent {
     );
     this.drainApi = new DrainApi({ sessions: this.sessions, maxDrains: config.maxDrains, logger: this.log });
     this.cleanup = new GhostCleanup({
-      conntrack: netlink,
+      conntrack,
       clock: this.clock,
       windowMs: config.flushWindowMs,
       logger: this.log,
@@ -189,6 +201,7 @@ export class Agent {
     const { config } = this.deps;
     const metricsPort = await listen(this.health, config.metricsPort, config.metricsAddress);
     await this.resumeState();
+    await this.openEventIndex();
     await this.probeIpvs();
     this.watch.start();
     if (config.janitor) {
@@ -224,6 +237,8 @@ export class Agent {
     await this.drainApi.close();
     await this.running?.catch(() => undefined);
     await this.flowpin?.stop();
+    this.indexed?.close();
+    this.indexed = undefined;
     await this.writer.save();
     await this.events.flush();
     await new Promise<void>((resolve) => {
@@ -255,6 +270,42 @@ export class Agent {
     this.hold.resume(loaded.state.holds);
     this.metrics.ipvsServersHeld.set(this.hold.size);
     this.log.info({ stateFile, pods: this.records.size, holds: this.hold.size, writtenAt: loaded.state.writtenAt }, 'state file loaded: resuming holds');
+  }
+
+  /** --conntrack-events: open the event index (a failure leaves the agent on dump passes). */
+  private async openEventIndex(): Promise<void> {
+    const { config } = this.deps;
+    const open = this.deps.netlink.openConntrackEvents?.bind(this.deps.netlink);
+    if (!config.conntrackEvents) {
+      this.log.info('conntrack events off (--conntrack-events=false): open flows and ghost entries from dump passes');
+      return;
+    }
+    if (open === undefined) {
+      this.log.warn('conntrack events: this netlink has no event index; dump passes only');
+      return;
+    }
+    try {
+      const index = await open();
+      const metrics = this.metrics;
+      this.indexed = new IndexedConntrack(this.deps.netlink, index, this.log, {
+        fallback: (use) => metrics.indexFallbacks.inc({ use }),
+        verifyLeftovers: (n) => metrics.indexVerifyLeftovers.inc(n),
+      });
+      await this.indexed.watch(this.watchedIps());
+      this.metrics.observeIndexStats(this.indexed.stats());
+      this.log.info({ watched: this.indexed.stats().watchedAddresses, filter: this.indexed.stats().filter }, 'conntrack events: on (index of the managed pods\' flows; dump passes verify deletions)');
+    } catch (error) {
+      this.indexed = undefined;
+      this.log.warn({ err: error }, 'conntrack events: could not open the event index; dump passes only');
+    }
+  }
+
+  /** Watched by the event index: the IPs of every managed pod known and of every pod not yet flushed. */
+  private watchedIps(): Set<string> {
+    const ips = new Set<string>();
+    for (const view of this.cache.views()) for (const ip of view.ips) ips.add(ip);
+    for (const rec of this.records.values()) if (rec.state !== 'flushed') for (const ip of rec.ips) ips.add(ip);
+    return ips;
   }
 
   private async probeIpvs(): Promise<void> {
@@ -336,6 +387,8 @@ export class Agent {
       }
     }
     this.metrics.ipvsServersHeld.set(this.hold.size);
+    // After the hold: the watched set is not on the path from a watch event to weight 0.
+    if (this.indexed !== undefined) void this.indexed.watch(this.watchedIps());
     // Written in the background (coalesced): an fsync must not delay the next event's hold.
     void this.writer.save();
     if (this.watch.synced) this.planned = true;
@@ -380,6 +433,7 @@ export class Agent {
   private async pollStats(): Promise<void> {
     try {
       this.metrics.observeConntrackStats(await this.deps.netlink.conntrackStats());
+      if (this.indexed !== undefined) this.metrics.observeIndexStats(this.indexed.stats());
     } catch (error) {
       this.log.warn({ err: error }, 'conntrack stats read failed');
     }

@@ -4,7 +4,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AGENT_METRICS as N } from '../src/metric-names.js';
-import type { ConntrackStats } from '../native/lib/types.js';
+import type { ConntrackIndexStats, ConntrackStats } from '../native/lib/types.js';
 
 export class AgentMetrics {
   readonly registry = new Registry();
@@ -23,9 +23,26 @@ export class AgentMetrics {
   readonly conntrackDrop = new Counter({ name: N.conntrackDrop, help: 'Conntrack drop, summed over CPUs', registers: [this.registry] });
   readonly conntrackEarlyDrop = new Counter({ name: N.conntrackEarlyDrop, help: 'Conntrack early_drop, summed over CPUs', registers: [this.registry] });
   readonly watchRestarts = new Counter({ name: N.watchRestarts, help: 'Pod watch restarts after an error (410 relists not included)', registers: [this.registry] });
+  readonly eventOverruns = new Counter({ name: N.eventOverruns, help: 'Conntrack event socket overruns (ENOBUFS: events lost; the index is stale until a resync)', registers: [this.registry] });
+  readonly indexResyncs = new Counter({ name: N.indexResyncs, help: 'Resynchronising dump passes of the conntrack event index', registers: [this.registry] });
+  readonly indexFlows = new Gauge({ name: N.indexFlows, help: 'Flows of managed pods in the conntrack event index', registers: [this.registry] });
+  readonly indexStale = new Gauge({ name: N.indexStale, help: '1 while the conntrack event index may have missed events (dump passes answer)', registers: [this.registry] });
+  readonly indexFallbacks = new Counter({ name: N.indexFallbacks, help: 'Questions the event index could not answer (stale, address not watched yet, error), answered by a dump pass (use: flows, cleanup)', labelNames: ['use'], registers: [this.registry] });
+  readonly indexVerifyLeftovers = new Counter({ name: N.indexVerifyLeftovers, help: 'Entries the verification dump pass deleted after a fresh index deletion (what the index missed; should stay 0)', registers: [this.registry] });
   readonly podsCached = new Gauge({ name: N.podsCached, help: 'Managed pods in the watch cache', registers: [this.registry] });
 
   private last: { insertFailed: number; drop: number; earlyDrop: number } | undefined;
+  private lastIndex: { overruns: number; resyncs: number } | undefined;
+
+  /** Follows the event index's counters (deltas) and gauges. */
+  observeIndexStats(stats: ConntrackIndexStats): void {
+    this.indexFlows.set(stats.flows);
+    this.indexStale.set(stats.stale ? 1 : 0);
+    const before = this.lastIndex ?? { overruns: 0, resyncs: 0 };
+    if (stats.overruns > before.overruns) this.eventOverruns.inc(stats.overruns - before.overruns);
+    if (stats.resyncs > before.resyncs) this.indexResyncs.inc(stats.resyncs - before.resyncs);
+    this.lastIndex = { overruns: stats.overruns, resyncs: stats.resyncs };
+  }
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });

@@ -24,6 +24,7 @@ export const AGENT_OPTIONS = {
   relistBackoffMax: { kind: 'duration', flag: 'relist-backoff-max', env: 'CONNDRAIN_RELIST_BACKOFF_MAX', default: '30s', minMs: 100, maxMs: 600_000, description: 'longest wait before the watch restarts after an error' },
   goneSlack: { kind: 'duration', flag: 'gone-slack', env: 'CONNDRAIN_GONE_SLACK', default: '5s', minMs: 0, maxMs: 600_000, description: 'a deleting pod counts as gone this long after its deletionTimestamp (time for the kubelet to kill it)' },
   statsInterval: { kind: 'duration', flag: 'stats-interval', env: 'CONNDRAIN_STATS_INTERVAL', default: '15s', minMs: 100, maxMs: 600_000, description: 'how often the node conntrack table count/limit/counters are read for metrics' },
+  conntrackEvents: { kind: 'bool', flag: 'conntrack-events', env: 'CONNDRAIN_CONNTRACK_EVENTS', default: true, description: 'count open flows and delete a gone pod\'s entries from an index fed by conntrack events (filtered in the kernel to the managed pods\' IPs) instead of a table dump; a dump pass still verifies every deletion and takes over while the index is stale' },
   janitor: { kind: 'bool', flag: 'janitor', env: 'CONNDRAIN_JANITOR', default: false, description: 'delete stale conntrack entries of any pod (DNAT target no endpoint owns); needs endpointslices get/list/watch' },
   janitorInterval: { kind: 'duration', flag: 'janitor-interval', env: 'CONNDRAIN_JANITOR_INTERVAL', default: '30s', minMs: 1000, maxMs: 3_600_000, description: 'how often the janitor scans the conntrack table (also soon after an endpoint goes away)' },
   janitorGrace: { kind: 'duration', flag: 'janitor-grace', env: 'CONNDRAIN_JANITOR_GRACE', default: '5s', minMs: 0, maxMs: 600_000, description: 'an entry is deleted only after it has been stale this long (endpoint propagation races)' },
@@ -53,6 +54,7 @@ export interface AgentConfig {
   relistBackoffMaxMs: number;
   goneSlackMs: number;
   statsIntervalMs: number;
+  conntrackEvents: boolean;
   janitor: boolean;
   janitorIntervalMs: number;
   janitorGraceMs: number;
@@ -96,6 +98,7 @@ export function loadAgentConfig(sources: ConfigSources): Result<AgentConfig, str
     relistBackoffMaxMs: Number(v.relistBackoffMax),
     goneSlackMs: Number(v.goneSlack),
     statsIntervalMs: Number(v.statsInterval),
+    conntrackEvents: Boolean(v.conntrackEvents),
     janitor: Boolean(v.janitor),
     janitorIntervalMs: Number(v.janitorInterval),
     janitorGraceMs: Number(v.janitorGrace),

@@ -47,8 +47,9 @@ after(async () => {
   if (dir !== '') rmSync(dir, { recursive: true, force: true });
 });
 
-function startAgent(): AgentProcess {
+function startAgent(extra: string[] = []): AgentProcess {
   const agent = AgentProcess.start(NS, [
+    ...extra,
     '--node-name', 'node-1', '--kubeconfig', join(dir, 'kubeconfig'), '--state-file', join(dir, 'state', 'state.json'),
     '--drain-port', String(DRAIN_PORT), '--metrics-port', String(METRICS_PORT), '--metrics-address', '127.0.0.1',
     '--hold-interval', '200ms', '--flush-window', '50ms', '--gone-slack', '0s', '--stats-interval', '300ms', '--flow-poll-interval', '100ms',
@@ -107,7 +108,10 @@ test('the agent process: a deleted pod\'s conntrack entries go (all protocols, b
   api.putPod(managedPod({ name: 'd', nodeName: 'node-1', ips: ['10.20.0.4'] }));
   api.putPod(managedPod({ name: 'e', nodeName: 'node-1', ips: ['10.20.0.5'], drain: '5s', minDrain: '1s' }));
 
-  const first = startAgent();
+  // The first agent runs with the conntrack event index (--conntrack-events, the default), the
+  // second (after the restart) without it: both paths flush against the real kernel.
+  const first = startAgent(['--conntrack-events=true']);
+  await first.waitFor('event index on', (l) => /conntrack events: on/.test(l.msg ?? ''), 120_000);
   await ready();
   const m0 = await metrics();
   assert.match(m0, /conndrain_ipvs_available 0/, 'no IPVS on the host kernel: conntrack-only');
@@ -142,6 +146,8 @@ test('the agent process: a deleted pod\'s conntrack entries go (all protocols, b
   assert.equal(await entriesOf('10.20.0.3'), 2, 'the reused IP untouched');
   await until('metrics', async () => /conndrain_ip_reuse_skips_total 1/.test(await metrics()));
   const deleted = await metrics();
+  assert.match(deleted, /conndrain_conntrack_index_verify_leftovers_total 0\n/, 'the index deleted everything; the verification pass found nothing left');
+  assert.doesNotMatch(deleted, /conndrain_conntrack_index_fallbacks_total\{use="cleanup"\}/);
   for (const [protocol, n] of [['tcp', 4], ['udp', 2], ['ipip', 1], ['sctp', 1]] as const) {
     assert.match(deleted, new RegExp(`conndrain_conntrack_entries_deleted_total\\{protocol="${protocol}"\\} ${n}\n`), `${protocol}: ${n} deleted`);
   }
@@ -154,7 +160,7 @@ test('the agent process: a deleted pod\'s conntrack entries go (all protocols, b
   api.deletePod('shop', 'd'); // deleted while no agent runs
   assert.equal(await entriesOf('10.20.0.4'), 1);
 
-  const second = startAgent();
+  const second = startAgent(['--conntrack-events=false']);
   const resumed = await second.waitFor('state loaded', (l) => /state file loaded/.test(l.msg ?? ''), 120_000);
   assert.equal(resumed.pods, 4, 'b, c-new, d (draining), e: a and c-old were flushed and forgotten');
   await second.waitFor('d: draining -> gone from the state file', (l) => l.pod === 'shop/d' && l.from === 'draining' && l.to === 'gone');
