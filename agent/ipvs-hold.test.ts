@@ -164,15 +164,15 @@ test('state file: atomic replace, corrupt file set aside', async () => {
   assert.match(readFileSync(`${path}.corrupt-7`, 'utf8'), /uid/);
 });
 
-test('index fast path: known servers are edited before the scan; a stale index entry is never re-created', async () => {
+test('index fast path: known servers are edited before the scan; one the proxy deleted as the drain began is re-added (original weight, then 0)', async () => {
   const ipvs = await node();
   const { hold, restores } = rig(ipvs);
   await hold.refreshIndex();
   assert.equal(ipvs.history.length, 0, 'an index refresh only reads');
-  ipvs.proxyDeleteDestination(MH, { address: '10.2.0.1', port: 8080 }); // gone before the drain began
+  ipvs.proxyDeleteDestination(MH, { address: '10.2.0.1', port: 8080 }); // kube-router, racing the hold: no connection on this node
   await hold.sync([POD], new Set());
-  assert.deepEqual(ipvs.history.map((h) => `${h.op}:${String(h.weight)}`), ['setDestinationWeight:0'], 'only the fwmark server, by edit; nothing re-added');
-  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1 });
-  assert.equal(hold.size, 1);
-  assert.deepEqual(restores, []);
+  assert.deepEqual(ipvs.history.map((h) => `${h.op}:${String(h.weight)}`).sort(), ['addDestination:3', 'setDestinationWeight:0', 'setDestinationWeight:0'], 'the fwmark server edited; the deleted one re-added at its original weight (3), edited to 0');
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.1:8080': 0, '10.2.0.2:8080': 1 });
+  assert.equal(hold.size, 2);
+  assert.deepEqual(restores, ['readd']);
 });

@@ -30,6 +30,13 @@ export interface HeldServer {
   originalWeight: number;
   /** The agent re-added it after the proxy deleted it: the agent removes it on release. */
   recreated: boolean;
+  /**
+   * The service's servers (`address/port`, dump order) as the last scan before this hold saw
+   * them: the pre-drain list order, which flow pinning's twin copies. A proxy that deletes the
+   * server and the hold that re-adds it change the kernel's order (re-added servers go to the
+   * head); the mh/sh tables follow the order.
+   */
+  serviceOrder?: string[];
 }
 
 export type RestoreAction = 'weight' | 'readd';
@@ -107,10 +114,14 @@ export class IpvsHold {
   /**
    * Real servers by address, from the last full scan: when a pod starts draining, its known
    * servers are edited to 0 at once, before the full scan (1,000 services = 1,000 netlink
-   * round trips) that catches the rest. Refreshed by every scan and by `refreshIndex()`.
+   * round trips) that catches the rest. Refreshed by every scan and by `refreshIndex()` (the
+   * agent: every 10 s while idle). A known server the proxy deleted meanwhile is held and
+   * re-added: the proxy deletes at the moment the drain begins, often before this hold.
    */
   private index = new Map<string, IndexedServer[]>();
   private refreshing = false;
+  /** Each service's servers in dump order, from the last full scan (see HeldServer.serviceOrder). */
+  private orders = new Map<string, string[]>();
 
   constructor(private readonly options: IpvsHoldOptions) {}
 
@@ -180,6 +191,7 @@ export class IpvsHold {
       }
     }
     this.index = index;
+    this.orders = new Map(listed.filter((l) => l.dests !== undefined).map((l) => [serviceId(l.service.key), (l.dests ?? []).map(destinationId)]));
     return listed;
   }
 
@@ -198,12 +210,12 @@ export class IpvsHold {
           if (this.holds.has(id)) continue;
           const h = this.newHold(pod, service, dest);
           this.holds.set(id, h);
-          // A stale index entry (the server is gone already) must not become a hold that
-          // the next scan would "restore": forget it when the edit finds nothing.
+          // Found missing by the edit: the proxy deleted it as the drain began (kube-router
+          // deletes an unready endpoint at once on nodes without connections to it, racing
+          // this hold). The index, refreshed while the pod was serving, says it was there:
+          // the hold stays and the scan below re-adds it (original weight, then 0).
           if (dest.weight !== 0) work.push(async () => {
-            const result = await this.setZero(h, undefined);
-            if (result === 'missing') this.holds.delete(id);
-            else if (result === 'done') report.add(h);
+            if ((await this.setZero(h, undefined)) === 'done') report.add(h);
           });
         }
       }
@@ -218,6 +230,7 @@ export class IpvsHold {
     return {
       podUid: pod.uid, podKey: pod.key, service: service.key, scheduler: service.scheduler, destination: { address: dest.address, port: dest.port, family: dest.family },
       spec: specOf(dest), originalWeight: dest.weight > 0 ? dest.weight : DEFAULT_ORIGINAL_WEIGHT, recreated: false,
+      serviceOrder: this.orders.get(serviceId(service.key)),
     };
   }
 

@@ -4,8 +4,9 @@
  *   add, ip_vs_ctl.c `__ip_vs_update_dest`: `list_add_rcu(&dest->n_list, &svc->destinations)`),
  *   so its list order, and with it the mh/sh lookup table, equals the original's;
  * - an existing twin only gets the servers it lacks, loses those not wanted, and weight edits:
- *   it is never rebuilt, because deleting a server (or the service) unlinks it and
- *   ip_vs_in_hook then drops packets of the connections it carries.
+ *   while it carries connections it is never rebuilt, because deleting a server (or the
+ *   service) unlinks it and ip_vs_in_hook then drops packets of the connections it carries;
+ *   an idle twin whose list order is not the planned one is deleted and re-created.
  */
 import type { Logger } from 'pino';
 import { NetlinkError, type IpvsApi, type IpvsDestination } from '../../native/lib/types.js';
@@ -28,17 +29,35 @@ export function isCode(error: unknown, ...codes: string[]): boolean {
   return error instanceof NetlinkError && codes.includes(error.code);
 }
 
-export async function applyTwin(ipvs: IpvsApi, twin: TwinPlan, present: boolean, log: Logger): Promise<TwinChange> {
+function sameOrder(current: readonly IpvsDestination[], twin: TwinPlan): boolean {
+  return current.map(id).join(',') === twin.destinations.map((d) => id(d.spec)).join(',');
+}
+
+function carriesNothing(current: readonly IpvsDestination[]): boolean {
+  return current.every((d) => d.activeConnections + d.inactiveConnections === 0);
+}
+
+export async function applyTwin(ipvs: IpvsApi, twin: TwinPlan, wasPresent: boolean, log: Logger): Promise<TwinChange> {
+  let present = wasPresent;
   const key = twin.spec.key;
   const change: TwinChange = { created: false, added: 0, removed: 0, reweighted: 0, orderDiffers: false };
   let current: IpvsDestination[] = [];
   if (present) {
     current = await ipvs.listDestinations(key);
-  } else if (twin.state === 'active') {
+    if (twin.state === 'active' && !sameOrder(current, twin) && carriesNothing(current)) {
+      // An idle twin whose list order is not the planned one (its servers were added at
+      // different times): rebuilt, so its table is the pre-drain one. One that carries
+      // connections is never rebuilt (deleting unlinks the servers its flows are bound to).
+      await ipvs.deleteService(key);
+      log.info({ twin: twin.id, fwmark: twin.fwmark, listed: current.map(id), planned: twin.destinations.map((d) => id(d.spec)) }, 'flowpin: idle twin not in the planned order; rebuilt');
+      current = [];
+      present = false;
+    }
+  }
+  if (!present) {
+    if (twin.state !== 'active') return change;
     await ipvs.addService(twin.spec);
     change.created = true;
-  } else {
-    return change;
   }
   const want = new Set(twin.destinations.map((d) => id(d.spec)));
   for (const d of current) {

@@ -156,3 +156,30 @@ test('IPVS absent: cleanup still removes the table and says so', async () => {
   const report = await cleanupFlowpin({ ipvs: new MemoryIpvs({ unavailable: true }), nft, range, logger });
   assert.deepEqual(report, { twinsDeleted: [], tableRemoved: true, ipvsAvailable: false });
 });
+
+test('the twin keeps the pre-drain order when the proxy deletes the held server (the hold re-adds it at the head of the original)', async () => {
+  const ipvs = await node();
+  const before = await order(ipvs, VIP);
+  const { hold, flowpin } = rig(ipvs);
+  await hold.sync([DRAINING], new Set()); // held at 0: the hold records the list order
+  await ipvs.deleteDestination(VIP, { address: '10.244.2.11', port: 80 }); // kube-router: no connection on this node
+  await flowpin.sync(); // before the hold re-adds it: the twin has it anyway, in its place
+  assert.deepEqual(await order(ipvs, TWIN), before, 'twin = the pre-drain list, draining pod at its original weight');
+  await hold.sync([DRAINING], new Set()); // re-added at weight 1 (head), edited to 0
+  assert.equal((await order(ipvs, VIP))[0], '10.244.2.11@0', 'the original has it at the head now');
+  await flowpin.sync();
+  assert.deepEqual(await order(ipvs, TWIN), before, 'the twin still follows the pre-drain order');
+});
+
+test('an idle twin whose order drifted (servers added at different times) is rebuilt in the planned order', async () => {
+  const ipvs = await node();
+  const before = await order(ipvs, VIP);
+  const { hold, flowpin } = rig(ipvs);
+  await hold.sync([DRAINING], new Set());
+  await flowpin.sync();
+  await ipvs.deleteDestination(TWIN, { address: '10.244.1.11', port: 80 });
+  await ipvs.addDestination(TWIN, { address: '10.244.1.11', port: 80, weight: 1, forwarding: 'tunnel', tunnelType: 'ipip' });
+  assert.notDeepEqual(await order(ipvs, TWIN), before);
+  await flowpin.sync();
+  assert.deepEqual(await order(ipvs, TWIN), before, 'rebuilt');
+});

@@ -17,6 +17,10 @@
  * - ip_vs_ctl.c `__ip_vs_update_dest` adds a server with `list_add_rcu(&dest->n_list,
  *   &svc->destinations)`, i.e. at the HEAD, and the netlink dump walks from the head: the dump
  *   order is newest first, so the applier adds the twin's servers in REVERSE dump order.
+ * - "Same order" means the order BEFORE the drain: a proxy that deleted the draining server on
+ *   this node (kube-router on a node without connections to it) and the hold that re-added it
+ *   moved it to the head here; the hold records the pre-drain order (HeldRef.serviceOrder) and
+ *   the twin follows that, with the deleted server included even before the hold re-adds it.
  *
  * Lifecycle of a twin (its registry entry lives in conndrain's nftables table):
  * - `active` while a held, eligible service needs it (rule + twin);
@@ -145,6 +149,41 @@ function connectionsOf(destinations: readonly FlowpinDestination[]): number {
   return destinations.reduce((sum, d) => sum + d.activeConnections + d.inactiveConnections, 0);
 }
 
+/** Held servers the proxy deleted from the original (the hold re-adds them): the twin has them at their original weight. */
+function deletedHeld(held: readonly HeldRef[], present: readonly FlowpinDestination[]): TwinDestination[] {
+  const ids = new Set(present.map(destinationId));
+  const out: TwinDestination[] = [];
+  for (const h of held) {
+    if (h.spec === undefined || ids.has(destinationId(h.destination))) continue;
+    ids.add(destinationId(h.destination));
+    const spec = h.spec;
+    out.push({
+      spec: {
+        address: spec.address, port: spec.port, family: spec.family ?? (spec.address.includes(':') ? 6 : 4), forwarding: spec.forwarding ?? 'masq', weight: h.originalWeight,
+        upperThreshold: spec.upperThreshold ?? 0, lowerThreshold: spec.lowerThreshold ?? 0, tunnelType: spec.tunnelType ?? 'ipip', tunnelPort: spec.tunnelPort ?? 0, tunnelFlags: spec.tunnelFlags ?? 0,
+      },
+      weight: h.originalWeight,
+    });
+  }
+  return out;
+}
+
+/**
+ * The twin's servers in the original's list order BEFORE the drain (the hold's record of it),
+ * not the kernel's order now: a server the proxy deleted and the hold re-added sits at the head
+ * now, which changes the mh/sh table. Servers the record does not know (added since) go first,
+ * as the kernel would have put them. Without a record: the order as listed.
+ */
+function preDrainOrder(held: readonly HeldRef[], destinations: TwinDestination[]): TwinDestination[] {
+  const order = held.find((h) => h.serviceOrder !== undefined)?.serviceOrder;
+  if (order === undefined) return destinations;
+  const rank = new Map(order.map((id, index) => [id.toLowerCase(), index]));
+  return destinations
+    .map((d, index) => ({ d, index, rank: rank.get(destinationId(d.spec)) ?? -1 }))
+    .sort((a, b) => a.rank - b.rank || a.index - b.index)
+    .map(({ d }) => d);
+}
+
 export function planFlowpin(input: FlowpinInput): FlowpinPlan {
   const { range } = input;
   const optOut = input.optOutPodUids ?? new Set<string>();
@@ -201,12 +240,12 @@ export function planFlowpin(input: FlowpinInput): FlowpinPlan {
     const fwmark = marks.get(id);
     if (fwmark === undefined) continue;
     const heldWeight = new Map(held.map((h) => [destinationId(h.destination), h.originalWeight]));
-    const destinations = snapshot.destinations.map((d): TwinDestination => {
+    const destinations = preDrainOrder(held, [...snapshot.destinations.map((d): TwinDestination => {
       const original = heldWeight.get(destinationId(d));
       if (original !== undefined) return { spec: specOf(d, original), weight: original };
       if (d.weight === 0) return { spec: specOf(d, ASSUMED_LAST_WEIGHT), weight: 0 };
       return { spec: specOf(d, d.weight), weight: d.weight };
-    });
+    }), ...deletedHeld(held, snapshot.destinations)]);
     const existing = byId.get(serviceKeyId({ family: snapshot.service.key.family, fwmark }));
     twins.push({
       id, original: normalizeKey(snapshot.service.key), fwmark, state: 'active', spec: twinSpec(snapshot.service, fwmark), destinations,

@@ -66,6 +66,9 @@ export interface ServiceSnapshot {
   destinations: FlowpinDestination[];
 }
 
+/** A held server's spec as the hold records it (netlink-native's IpvsDestinationSpec: optional fields). */
+export type HeldSpec = Partial<Omit<FlowpinDestinationSpec, 'address' | 'port' | 'family'>> & { address: string; port: number; family?: FlowpinFamily };
+
 /** A real server the IPVS hold keeps at weight 0 for a draining pod. */
 export interface HeldRef {
   podUid: string;
@@ -74,4 +77,12 @@ export interface HeldRef {
   destination: { address: string; port: number };
   /** The weight before the hold: the twin gives it back. */
   originalWeight: number;
+  /** How to add the server (the twin adds it even while the proxy has deleted it from the original); unset fields take IPVS's defaults. */
+  spec?: HeldSpec;
+  /**
+   * The original service's servers (`address/port`, lower case, dump order) before the drain:
+   * the twin uses this order, since deleting and re-adding a server changes the kernel's
+   * (and with it the mh/sh table).
+   */
+  serviceOrder?: readonly string[];
 }

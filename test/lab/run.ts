@@ -2,6 +2,7 @@ import { ghostJson, renderGhostChart, renderGhostTable, type GhostResult } from 
 import { writeScenarioResults } from './report/write-results.js';
 import { isAgentCommandAvailable } from './scenarios/agent-available.js';
 import { runGhostOnce } from './scenarios/ghost.js';
+import { buildAgentBundle } from './sys/agent-bundle.js';
 import { DEFAULT_GHOST_TIMING } from './scenarios/ghost-plan.js';
 import { collectVmResult, renderDsrTable, renderMaglevTable } from './report/vm-report.js';
 import type { DsrNodeLossRun } from './scenarios/dsr-node-loss.js';
@@ -32,6 +33,9 @@ export function isScenarioName(name: string): name is ScenarioName {
 }
 
 async function runGhost(options: LabRunOptions): Promise<LabOutcome> {
+  // the agent bundle (esbuild, its own process) builds while the first run measures
+  const bundling = isAgentCommandAvailable() ? buildAgentBundle() : undefined;
+  bundling?.catch(() => undefined);
   options.log('ghost: run 1/2, without conndrain');
   const without = await runGhostOnce({ withConndrain: false, log: options.log });
   let withConndrain: GhostResult['with'] = { skipped: '`conndrain agent` is not available in this checkout' };

@@ -16,6 +16,8 @@ export interface AgentStart {
   metricsPort?: number;
   /** Extra `conndrain agent` flags. */
   flags?: string[];
+  /** The CLI bundled as plain JS (sys/agent-bundle.ts); cli/main.ts through tsx when absent. */
+  bundle?: string;
 }
 
 /**
@@ -35,8 +37,9 @@ export class AgentHandle {
     const dir = await mkdtemp(join(tmpdir(), `conndrain-lab-${options.nodeName}-`));
     const kubeconfig = await api.writeKubeconfig(join(dir, 'kubeconfig'), options.apiAddress);
     const metricsPort = options.metricsPort ?? 9902;
+    const cli = options.bundle === undefined ? ['--import', 'tsx', join(REPO_ROOT, 'cli/main.ts')] : [options.bundle];
     const args = [
-      '--import', 'tsx', join(REPO_ROOT, 'cli/main.ts'), 'agent',
+      ...cli, 'agent',
       '--node-name', options.nodeName,
       '--kubeconfig', kubeconfig,
       '--state-file', join(dir, 'state.json'),

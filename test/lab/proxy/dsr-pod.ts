@@ -11,7 +11,7 @@ export function dsrPodSteps(netns: string, vip: string): ScriptStep[] {
     { shell: `ip -n ${netns} link show tunl0 >/dev/null 2>&1 || ip -n ${netns} tunnel add tunl0 mode ipip` },
     ['ip', '-n', netns, 'link', 'set', 'tunl0', 'up'],
     ['ip', '-n', netns, 'addr', 'add', `${vip}/32`, 'dev', 'tunl0'],
-    ...['net.ipv4.conf.all.rp_filter', 'net.ipv4.conf.default.rp_filter', 'net.ipv4.conf.tunl0.rp_filter'].map((key) => ['ip', 'netns', 'exec', netns, 'sysctl', '-qw', `${key}=0`]),
+    ['ip', 'netns', 'exec', netns, 'sysctl', '-qw', ...['net.ipv4.conf.all.rp_filter', 'net.ipv4.conf.default.rp_filter', 'net.ipv4.conf.tunl0.rp_filter'].map((key) => `${key}=0`)],
   ];
 }
 
@@ -22,5 +22,6 @@ export function dsrPodSteps(netns: string, vip: string): ScriptStep[] {
  * ignore an ARP request "from itself", leaving the neighbour FAILED.
  */
 export function ipvsNodeSteps(netns: string, vip: string, sysctls: Record<string, string>): ScriptStep[] {
-  return [['ip', '-n', netns, 'addr', 'add', `${vip}/32`, 'dev', 'lo', 'scope', 'host'], ...Object.entries(sysctls).map(([key, value]) => ['ip', 'netns', 'exec', netns, 'sysctl', '-qw', `${key}=${value}`])];
+  const assignments = Object.entries(sysctls).map(([key, value]) => `${key}=${value}`);
+  return [['ip', '-n', netns, 'addr', 'add', `${vip}/32`, 'dev', 'lo', 'scope', 'host'], ...(assignments.length > 0 ? [['ip', 'netns', 'exec', netns, 'sysctl', '-qw', ...assignments]] : [])];
 }

@@ -50,3 +50,20 @@ export async function removeUnreadyEndpoint(ipvs: IpvsApi, service: ServiceState
   }
   return decision;
 }
+
+/**
+ * kube-router's stale-config cleanup on a sync (`cleanupStaleIPVSConfig`): every IPVS service it
+ * did not program is deleted, fwmark services included, so conndrain's twins go too (see
+ * agent/flowpin/README.md). Returns how many services it deleted.
+ */
+export async function cleanupStaleServices(ipvs: IpvsApi, services: readonly ServiceState[]): Promise<number> {
+  const own = new Set(services.flatMap(serviceKeys).map((key) => `${key.protocol}/${key.address}/${key.port}`));
+  let deleted = 0;
+  for (const service of await ipvs.listServices()) {
+    const key = service.key;
+    if (key.fwmark === undefined && own.has(`${key.protocol}/${key.address}/${key.port}`)) continue;
+    await ipvs.deleteService(key);
+    deleted += 1;
+  }
+  return deleted;
+}

@@ -34,13 +34,14 @@ function cells<T>(outcome: Outcome<T>, rows: number, render: (run: T) => string[
   return problem === undefined ? render(outcome as T) : Array<string>(rows).fill(problem);
 }
 
-const MAGLEV_ROWS = ['flows compared (not to the draining pod)', 'flows the nodes disagree on', 'flows moved vs. before the drain, per node', 'proxy: what each node did', 'IPVS weight of the draining pod during the drain'];
+const MAGLEV_ROWS = ['flows compared (not to the draining pod)', 'flows the nodes disagree on', 'flows moved vs. before the drain, per node', 'new connections that reached the draining pod', 'proxy: what each node did', 'IPVS weight of the draining pod during the drain'];
 
 export function renderMaglevTable(result: VmResult<MaglevDriftRun>): string {
   const render = (run: MaglevDriftRun): string[] => [
     String(run.compared),
     String(run.differing),
     Object.entries(run.movedPerNode).map(([node, moved]) => `${node} ${moved}`).join(', '),
+    `${run.newToDrainedPod} of ${run.compared + run.toDrainedPod} x ${Object.keys(run.movedPerNode).length} nodes`,
     Object.entries(run.proxyDecisions).map(([node, decision]) => `${node} ${decision}`).join(', '),
     Object.entries(run.weightsDuringDrain).map(([node, weight]) => `${node} ${weight ?? 'absent'}`).join(', '),
   ];
@@ -49,7 +50,7 @@ export function renderMaglevTable(result: VmResult<MaglevDriftRun>): string {
   return renderTable(['maglev-drift (160 sampled flows)', 'without conndrain', 'with conndrain'], MAGLEV_ROWS.map((row, index) => [row, without[index] ?? '', withConndrain[index] ?? '']));
 }
 
-const DSR_ROWS = ['stream survived node-2\'s loss', 'bytes the pod never acknowledged', 'first failure after node-2 went down', 'requests answered after the loss (by)', 'proxy: what each node did', 'IPVS weight of the draining pod before the loss'];
+const DSR_ROWS = ['stream survived node-2\'s loss', 'bytes the pod never acknowledged', 'first failure after node-2 went down', 'requests answered after the loss (by)', 'new connections during the drain: answered, reached the draining pod', 'proxy: what each node did', 'IPVS weight of the draining pod before the loss'];
 
 export function renderDsrTable(result: VmResult<DsrNodeLossRun>): string {
   const render = (run: DsrNodeLossRun): string[] => [
@@ -57,6 +58,7 @@ export function renderDsrTable(result: VmResult<DsrNodeLossRun>): string {
     String(run.bytesLost),
     run.failureSeconds === null ? 'none' : `${run.failureSeconds.toFixed(2)} s (${run.failureKind ?? '?'}: ${run.failureDetail ?? ''})`,
     `${run.answeredAfterLoss} (${run.answeredBy.join(', ') || 'nobody'})`,
+    `${run.newConnections.answered} of ${run.newConnections.probed}, ${run.newConnections.toDrainingPod}`,
     Object.entries(run.proxyDecisions).map(([node, decision]) => `${node} ${decision}`).join(', '),
     Object.entries(run.weightsBeforeLoss).map(([node, weight]) => `${node} ${weight ?? 'absent'}`).join(', '),
   ];

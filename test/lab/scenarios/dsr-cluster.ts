@@ -1,10 +1,14 @@
 import { AgentHandle } from '../control/agent-handle.js';
+import { labAgentBundle } from '../sys/agent-bundle.js';
 import { ApiHandle } from '../control/api-handle.js';
 import { managedPod } from '../../apiserver/pods.js';
 import { NativeNetlink } from '../../../native/lib/index.js';
+import type { IpvsDestination } from '../../../native/lib/types.js';
+import { parsePinCounters } from '../../../src/flowpin/nft-ruleset.js';
+import { run } from '../sys/exec.js';
 import { dsrPodSteps, ipvsNodeSteps } from '../proxy/dsr-pod.js';
 import { runSteps, type ScriptStep } from '../sys/script.js';
-import { programIpvsService, removeUnreadyEndpoint, type DrainDecision } from '../proxy/kube-router-ipvs.js';
+import { cleanupStaleServices, programIpvsService, removeUnreadyEndpoint, type DrainDecision } from '../proxy/kube-router-ipvs.js';
 import type { ServiceState } from '../proxy/service.js';
 import { NetnsProcess } from '../sys/netns-process.js';
 import { applyTopology, sweepStaleNamespaces, type LiveTopology } from '../topology/apply.js';
@@ -42,11 +46,24 @@ export function dsrService(pods: readonly PodRef[] = DSR_PODS): ServiceState {
 
 const NO_RP_FILTER = { 'net.ipv4.conf.all.rp_filter': '0', 'net.ipv4.conf.default.rp_filter': '0' };
 
+/** A node's IPVS and nftables as flow pinning sees them (diagnostics in the results). */
+export interface NodePinningState {
+  original: string[];
+  twins: Record<string, string[]>;
+  pinnedPackets: number | null;
+}
+
+function podNameOf(ip: string): string {
+  return DSR_PODS.find((pod) => pod.ip === ip)?.name ?? ip;
+}
+
 export class DsrCluster {
   readonly processes: NetnsProcess[] = [];
   readonly agents: AgentHandle[] = [];
   private probeSeq = 1;
   readonly netlinks = new Map<number, NativeNetlink>();
+  /** IPVS services the kube-router stand-in's stale cleanup deleted on each node (conndrain's twins). */
+  readonly staleDeletedByProxy: Record<string, number> = {};
 
   private constructor(
     readonly live: LiveTopology,
@@ -93,10 +110,11 @@ export class DsrCluster {
       for (const pod of DSR_PODS) await api.call({ op: 'put', pod: managedPod({ name: pod.name, namespace: NAMESPACE, nodeName: nodeName(pod.node), ips: [pod.ip], drain: '60s' }) });
       if (withConndrain) {
         log('starting a conndrain agent on node-1, node-2 and node-3');
+        const bundle = await labAgentBundle();
         for (const node of REAL_NODES) {
-          cluster.agents.push(await AgentHandle.start(api, { nodeName: nodeName(node), netns: live.netns(nodeName(node)), apiAddress: controlAddressFor(node), nodeAddress: nodeControlAddress(node) }));
+          cluster.agents.push(await AgentHandle.start(api, { bundle, nodeName: nodeName(node), netns: live.netns(nodeName(node)), apiAddress: controlAddressFor(node), nodeAddress: nodeControlAddress(node) }));
         }
-        for (const agent of cluster.agents) await agent.waitReady(api, 180_000);
+        for (const agent of cluster.agents) await agent.waitReady(api, 300_000);
       }
       await Promise.all([...servers, probe].map((process) => process.waitFor((line) => (line as { k?: string }).k === 'ready', 120_000, 'ready line')));
       log('cluster: ready');
@@ -139,8 +157,38 @@ export class DsrCluster {
     await this.api.call({ op: 'ready', namespace: NAMESPACE, name: pod.name, ready: false });
     await sleep(proxyDelayMs);
     const decisions: Record<string, DrainDecision> = {};
-    for (const node of REAL_NODES) decisions[nodeName(node)] = await removeUnreadyEndpoint(this.ipvs(node), dsrService(), pod.ip);
+    for (const node of REAL_NODES) {
+      decisions[nodeName(node)] = await removeUnreadyEndpoint(this.ipvs(node), dsrService(), pod.ip);
+      this.staleDeletedByProxy[nodeName(node)] = await cleanupStaleServices(this.ipvs(node), [dsrService()]);
+    }
     return decisions;
+  }
+
+  /**
+   * Waits until each node's flow pinning is in place for the draining pod: a twin (fwmark
+   * service) holding it at a non-zero weight and conndrain's nftables table. Resolves with the
+   * seconds it took; rejects after `timeoutMs`.
+   */
+  async waitPinned(pod: PodRef, nodes: readonly number[], timeoutMs: number): Promise<number> {
+    const started = Date.now();
+    for (;;) {
+      const states = await Promise.all(nodes.map((node) => this.pinningState(node)));
+      const pinned = states.every((state) => state.pinnedPackets !== null && Object.values(state.twins).some((servers) => servers.some((server) => server.startsWith(`${pod.name}@`) && !server.startsWith(`${pod.name}@0`))));
+      if (pinned) return (Date.now() - started) / 1000;
+      if (Date.now() - started > timeoutMs) throw new Error(`flow pinning not in place on nodes ${nodes.join(', ')} within ${timeoutMs} ms: ${JSON.stringify(states)}`);
+      await sleep(500);
+    }
+  }
+
+  /** Waits until every real node has the pod's servers present at weight 0 (the agents' hold); resolves with the seconds it took. */
+  async waitHeld(pod: PodRef, timeoutMs: number): Promise<number> {
+    const started = Date.now();
+    for (;;) {
+      const weights = await this.weightsOf(pod);
+      if (Object.values(weights).every((weight) => weight === 0)) return (Date.now() - started) / 1000;
+      if (Date.now() - started > timeoutMs) throw new Error(`the pod is not held at weight 0 on every node within ${timeoutMs} ms: ${JSON.stringify(weights)}`);
+      await sleep(500);
+    }
   }
 
   /** What each real node's IPVS holds for the drained pod now: its weight, or null when absent. */
@@ -151,6 +199,28 @@ export class DsrCluster {
       weights[nodeName(node)] = destinations.find((destination) => destination.address === pod.ip)?.weight ?? null;
     }
     return weights;
+  }
+
+  /**
+   * What flow pinning looks like on a node now: the original service's servers in list order
+   * (address@weight), each fwmark (twin) service's servers with their connection counts, and
+   * the packets conndrain's nftables rules marked (null: no conndrain table).
+   */
+  async pinningState(node: number): Promise<NodePinningState> {
+    const ipvs = this.ipvs(node);
+    const describe = (d: IpvsDestination): string => `${podNameOf(d.address)}@${d.weight}${d.activeConnections + d.inactiveConnections > 0 ? `(${d.activeConnections}/${d.inactiveConnections})` : ''}`;
+    const original = (await ipvs.listDestinations({ family: 4, protocol: 'tcp', address: VIP, port: SERVICE_PORT })).map(describe);
+    const twins: Record<string, string[]> = {};
+    for (const service of await ipvs.listServices()) {
+      if (service.key.fwmark !== undefined) twins[`0x${service.key.fwmark.toString(16)}`] = (await ipvs.listDestinations(service.key)).map(describe);
+    }
+    let pinnedPackets: number | null = null;
+    const listing = await run('ip', ['netns', 'exec', this.live.netns(nodeName(node)), 'nft', '-j', 'list', 'tables', 'inet']);
+    if (listing.includes('"conndrain"')) {
+      const table = JSON.parse(await run('ip', ['netns', 'exec', this.live.netns(nodeName(node)), 'nft', '-j', 'list', 'table', 'inet', 'conndrain'])) as unknown;
+      pinnedPackets = [...parsePinCounters(table).values()].reduce((sum, packets) => sum + packets, 0);
+    }
+    return { original, twins, pinnedPackets };
   }
 
   async stop(): Promise<void> {

@@ -1,4 +1,6 @@
 import { AgentHandle } from '../control/agent-handle.js';
+import { labAgentBundle } from '../sys/agent-bundle.js';
+import { useHostScriptBundles } from '../sys/bundle-scripts.js';
 import { ApiHandle } from '../control/api-handle.js';
 import { summarizeTcp, summarizeUdp, type GhostEvent, type TcpSummary, type UdpSummary } from '../measure/ghost-summary.js';
 import { bucketRequests, type Series } from '../measure/series.js';
@@ -60,7 +62,7 @@ function startPod(live: LiveTopology, name: string): NetnsProcess {
 export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> {
   const timing = options.timing ?? DEFAULT_GHOST_TIMING;
   const log = options.log ?? (() => undefined);
-  await sweepStaleNamespaces();
+  await Promise.all([sweepStaleNamespaces(), useHostScriptBundles(), options.withConndrain ? labAgentBundle() : undefined]);
   const live = await applyTopology(ghostTopology(), makeRunPrefix());
   const processes: NetnsProcess[] = [];
   let api: ApiHandle | undefined;
@@ -80,7 +82,7 @@ export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> 
     }
     if (options.withConndrain) {
       log('starting the conndrain agent in node-1 (the real process, watching the API stand-in)');
-      agent = await AgentHandle.start(api, { nodeName: 'node-1', netns: node, apiAddress: controlAddressFor(1), nodeAddress: nodeControlAddress(1) });
+      agent = await AgentHandle.start(api, { bundle: await labAgentBundle(), nodeName: 'node-1', netns: node, apiAddress: controlAddressFor(1), nodeAddress: nodeControlAddress(1) });
       await agent.waitReady(api, 90_000);
     }
     await podsReady;

@@ -14,6 +14,8 @@ export interface MaglevDriftRun {
   movedPerNode: Record<string, number>;
   /** Sampled flows that mapped to the drained pod before (not compared). */
   toDrainedPod: number;
+  /** New connections (sampled flows x real nodes) that reached the drained pod during the drain. */
+  newToDrainedPod: number;
   /** Sampled flows some node did not answer at all. */
   unanswered: number;
   drainedPod: string;
@@ -37,6 +39,8 @@ export async function runMaglevDriftOnce(withConndrain: boolean, log: (message: 
     log(`maglev-drift: node-2 carries a flow from port ${flow.port} to ${flow.pod.name}; it turns unready`);
     const proxyDecisions = await cluster.makeUnready(flow.pod);
     await sleep(2500);
+    // with conndrain: measured once every agent holds the pod (a drain's first moments are not covered)
+    if (withConndrain) await cluster.waitHeld(flow.pod, 60_000);
     const weightsDuringDrain = await cluster.weightsOf(flow.pod);
     await flow.stream.stop();
     log(`maglev-drift: proxy ${JSON.stringify(proxyDecisions)}, held ${JSON.stringify(weightsDuringDrain)}; probing ${SAMPLE_PORTS.length} flows on every node`);
@@ -47,10 +51,12 @@ export async function runMaglevDriftOnce(withConndrain: boolean, log: (message: 
     let differing = 0;
     let toDrainedPod = 0;
     let unanswered = 0;
+    let newToDrainedPod = 0;
     const movedPerNode: Record<string, number> = Object.fromEntries(REAL_NODES.map((node) => [nodeName(node), 0]));
     for (const port of SAMPLE_PORTS) {
       const before = reference.get(port) ?? null;
       const during = REAL_NODES.map((node) => perNode.get(node)?.get(port) ?? null);
+      newToDrainedPod += during.filter((pod) => pod === flow.pod.name).length;
       if (before === null || during.includes(null)) {
         unanswered += 1;
         continue;
@@ -65,7 +71,7 @@ export async function runMaglevDriftOnce(withConndrain: boolean, log: (message: 
         if (during[index] !== before) movedPerNode[nodeName(node)] = (movedPerNode[nodeName(node)] ?? 0) + 1;
       });
     }
-    return { conndrain: withConndrain, compared, differing, movedPerNode, toDrainedPod, unanswered, drainedPod: flow.pod.name, proxyDecisions, weightsDuringDrain };
+    return { conndrain: withConndrain, compared, differing, movedPerNode, toDrainedPod, newToDrainedPod, unanswered, drainedPod: flow.pod.name, proxyDecisions, weightsDuringDrain };
   } finally {
     await cluster.stop();
   }

@@ -1,6 +1,9 @@
 import { build } from 'esbuild';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { useScriptBundles } from './netns-process.js';
 
 /** The lab scripts that run as their own processes inside namespaces. */
 export const LAB_SCRIPTS = ['traffic/pod-server.ts', 'traffic/client.ts', 'traffic/probe-client.ts', 'traffic/stream-client.ts', 'control/api-host.ts'];
@@ -19,4 +22,22 @@ export async function bundleLabScripts(dir: string): Promise<string[]> {
     outputs.push(outfile);
   }
   return outputs;
+}
+
+let hostBundles: Promise<string> | undefined;
+
+/**
+ * On the host: bundles the lab scripts once per process into a temporary directory (removed at
+ * exit) and starts them from there, so each pod, client and API process starts with plain node
+ * instead of compiling TypeScript through tsx (seconds per process on a loaded machine).
+ */
+export function useHostScriptBundles(): Promise<string> {
+  hostBundles ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conndrain-lab-scripts-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    await bundleLabScripts(dir);
+    useScriptBundles(dir);
+    return dir;
+  })();
+  return hostBundles;
 }

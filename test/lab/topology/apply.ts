@@ -57,7 +57,9 @@ export function topologySteps(spec: Topology, netns: (logical: string) => string
     const name = netns(ns.name);
     steps.push(['ip', 'netns', 'add', name], ['ip', '-n', name, 'link', 'set', 'lo', 'up']);
     for (const address of ns.loopbackAddresses ?? []) steps.push(['ip', '-n', name, 'addr', 'add', address, 'dev', 'lo']);
-    for (const [key, value] of Object.entries(ns.sysctls ?? {})) steps.push(['ip', 'netns', 'exec', name, 'sysctl', '-qw', `${key}=${value}`]);
+    // one `ip netns exec` per namespace (each costs a mount namespace set-up; slow under TCG)
+    const sysctls = Object.entries(ns.sysctls ?? {}).map(([key, value]) => `${key}=${value}`);
+    if (sysctls.length > 0) steps.push(['ip', 'netns', 'exec', name, 'sysctl', '-qw', ...sysctls]);
   }
   for (const link of spec.links) {
     steps.push(['ip', '-n', netns(link.a.ns), 'link', 'add', link.a.ifname, 'type', 'veth', 'peer', 'name', link.b.ifname, 'netns', netns(link.b.ns)]);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { runInGuest } from '../../vm/run-in-guest.js';
 import { checkGuestAvailability } from '../../vm/kernel.js';
 import { bundleLabScripts } from '../sys/bundle-scripts.js';
+import { buildAgentBundle } from '../sys/agent-bundle.js';
 
 export type VmScenario = 'maglev-drift' | 'dsr-node-loss';
 
@@ -23,16 +24,18 @@ export function vmUnavailableReason(): string | undefined {
 
 /**
  * Boots the QEMU guest once and runs the given scenarios inside it (test/lab/vm/guest-main.ts),
- * each without and with conndrain. Traffic scripts go in as plain-JS bundles (fast starts
- * under TCG); the orchestrator and the agents run through tsx from the shared host tree.
+ * each without and with conndrain (CONNDRAIN_LAB_VM_WITH=0: without only). Traffic scripts and
+ * the agent (the whole CLI) go in as plain-JS bundles (fast starts under TCG); only the
+ * orchestrator runs through tsx from the shared host tree.
  */
 export async function runVmScenarios(scenarios: readonly VmScenario[], log: (message: string) => void, timeoutMs = 1_500_000): Promise<VmScenarioLine[]> {
   const bundleDir = await mkdtemp(join(tmpdir(), 'conndrain-lab-bundles-'));
   try {
     await bundleLabScripts(bundleDir);
+    const agentBundle = await buildAgentBundle();
     const files: Record<string, string> = {};
     for (const name of await readdir(bundleDir)) files[name] = await readFile(join(bundleDir, name), 'utf8');
-    const result = await runInGuest({ command: `node --import tsx test/lab/vm/guest-main.ts ${scenarios.join(' ')}`, files, timeoutMs, memoryMb: 3072, env: { CONNDRAIN_LAB_VM_WITH: process.env.CONNDRAIN_LAB_VM_WITH ?? '0' } });
+    const result = await runInGuest({ command: `node --import tsx test/lab/vm/guest-main.ts ${scenarios.join(' ')}`, files, timeoutMs, memoryMb: 3072, env: { CONNDRAIN_LAB_VM_WITH: process.env.CONNDRAIN_LAB_VM_WITH ?? '1', CONNDRAIN_LAB_AGENT_BUNDLE: agentBundle } });
     for (const line of result.output.split('\n')) if (line.startsWith('[guest +')) log(line);
     const text = result.files['results.jsonl'] ?? '';
     const lines = text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as VmScenarioLine);
