@@ -134,6 +134,11 @@ export class DsrCluster {
     return handle;
   }
 
+  /** The command that points the client's route to the VIP at one node (for a script). */
+  vipRouteStep(node: number): ScriptStep {
+    return ['ip', '-n', this.live.netns('client'), 'route', 'replace', `${VIP}/32`, 'via', nodeUplinkAddress(node), 'src', CLIENT_ADDRESS];
+  }
+
   /** Points the client's route to the VIP at one node (what BGP does when a node goes or comes). */
   async routeVipVia(node: number): Promise<void> {
     await this.live.setRoute({ ns: 'client', to: `${VIP}/32`, via: [nodeUplinkAddress(node)], src: CLIENT_ADDRESS });

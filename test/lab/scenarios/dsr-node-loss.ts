@@ -1,4 +1,5 @@
 import { run } from '../sys/exec.js';
+import { runSteps } from '../sys/script.js';
 import type { TcpFailLine, TcpLine } from '../traffic/wire.js';
 import { CLIENT_ADDRESS, nodeName } from '../topology/cluster.js';
 import { installFlowCounters, readFlowCounters, type FlowCounters } from '../measure/flow-counters.js';
@@ -106,8 +107,8 @@ export async function runDsrNodeLossOnce(withConndrain: boolean, log: (message: 
     for (const netns of Object.values(watched)) await installFlowCounters(netns, CLIENT_ADDRESS, flow.port);
     const readAll = async (): Promise<Record<string, FlowCounters>> => Object.fromEntries(await Promise.all(Object.entries(watched).map(async ([name, netns]) => [name, await readFlowCounters(netns)] as const)));
     const down = nowMs();
-    await run('ip', ['-n', cluster.live.netns(nodeName(2)), 'link', 'set', 'up0', 'down']);
-    await cluster.routeVipVia(1);
+    // one script: node-2 dies, then the route moves (each `ip` from node costs ~1 s under TCG)
+    await runSteps([['ip', '-n', cluster.live.netns(nodeName(2)), 'link', 'set', 'up0', 'down'], cluster.vipRouteStep(1)]);
     const early = sleep(2500).then(async () => ({ counters: await readAll(), sockets: await socketsOf(cluster, flow.pod.name, flow.port) }));
     const [newAfterResults, { counters: at2500ms, sockets }] = await Promise.all([cluster.probeVia(1, NEW_PORTS_AFTER, 2000), early, sleep(observeMs)]);
     const endCounters = await readAll();
