@@ -4,7 +4,8 @@
  * the stand-in. The contract suite runs both.
  */
 import { constants } from 'node:os';
-import { addressKey, canonicalAddress } from './conntrack-address.js';
+import { isIP } from 'node:net';
+import { addressKey } from './conntrack-address.js';
 import { isConntrackProtocol, PROTOCOL_NUMBERS } from './conntrack-names.js';
 import { NetlinkError, type ConntrackEntry, type ScanDnatOptions } from './types.js';
 
@@ -31,7 +32,8 @@ export function checkScanOptions(op: string, options: ScanDnatOptions): CheckedS
   if (!Array.isArray(options.ownedTargets)) throw invalid(op, 'ownedTargets must be an array');
   const ownedTargets = (options.ownedTargets as unknown[]).map((t, i): RawOwnedTarget => {
     const target = (typeof t === 'object' && t !== null ? t : {}) as { address?: unknown; protocol?: unknown; port?: unknown };
-    const address = typeof target.address === 'string' ? canonicalAddress(target.address) : undefined;
+    // Any spelling: the C side (inet_pton) and the stand-in (addressKey) compare bytes.
+    const address = typeof target.address === 'string' && isIP(target.address) !== 0 ? target.address : undefined;
     if (address === undefined) throw invalid(op, `ownedTargets[${i}].address must be an IPv4 or IPv6 address`);
     if (target.protocol !== undefined && !isConntrackProtocol(target.protocol)) throw invalid(op, `ownedTargets[${i}].protocol is not a known protocol`);
     if (target.port !== undefined && (typeof target.port !== 'number' || !Number.isInteger(target.port) || target.port < 0 || target.port > 65535)) throw invalid(op, `ownedTargets[${i}].port must be an integer in 0..65535`);

@@ -82,7 +82,7 @@ static void drain(struct nl_sock *s)
 /* One dump pass over the table (both families), calling cb for every parsed entry.
  * Returns 0, -ENOBUFS when the kernel dropped part of the dump (the caller may restart), or
  * another -errno. On any error the rest of the dump is drained so the socket stays usable. */
-int ct_dump_pass(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_diag *diag)
+int ct_dump_pass_msgs(struct ct_conn *c, ct_msg_cb cb, void *ctx, struct ct_dump_diag *diag)
 {
 	struct nl_buf b;
 	uint32_t seq = nl_next_seq(&c->dump);
@@ -114,7 +114,6 @@ int ct_dump_pass(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_di
 		}
 		nl_msg_iter_init(&it, c->dump.buf, (size_t)n);
 		while ((h = nl_msg_next(&it)) != NULL) {
-			struct ct_entry e;
 			if (h->nlmsg_seq != seq || h->nlmsg_pid != c->dump.portid)
 				continue;
 			if (h->nlmsg_type == NLMSG_DONE)
@@ -128,11 +127,7 @@ int ct_dump_pass(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_di
 			}
 			if (h->nlmsg_type != CT_TYPE(IPCTNL_MSG_CT_NEW))
 				continue;
-			if (ct_parse_entry(h, &e) < 0) {
-				diag->unparsed++;
-				continue;
-			}
-			err = cb(&e, ctx);
+			err = cb(h, ctx);
 			if (err < 0)
 				goto fail;
 		}
@@ -160,6 +155,30 @@ int ct_dump_each(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_di
 			return err;
 		diag->restarts++;
 	}
+}
+
+struct parsed_cb {
+	ct_entry_cb cb;
+	void *ctx;
+	struct ct_dump_diag *diag;
+};
+
+static int parse_then(const struct nlmsghdr *h, void *p)
+{
+	struct parsed_cb *pc = p;
+	struct ct_entry e;
+
+	if (ct_parse_entry(h, &e) < 0) {
+		pc->diag->unparsed++;
+		return 0;
+	}
+	return pc->cb(&e, pc->ctx);
+}
+
+int ct_dump_pass(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_diag *diag)
+{
+	struct parsed_cb pc = { .cb = cb, .ctx = ctx, .diag = diag };
+	return ct_dump_pass_msgs(c, parse_then, &pc, diag);
 }
 
 /* ------------------------------------------------------------------ list */

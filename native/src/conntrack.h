@@ -61,6 +61,9 @@ int ct_dump_each(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_di
 /* One dump pass without restarts: 0, -ENOBUFS when the kernel dropped part of it (the
  * caller may restart), or -errno. */
 int ct_dump_pass(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_diag *diag);
+/* The same pass handing over each raw IPCTNL_MSG_CT_NEW message (the caller parses what it needs). */
+typedef int (*ct_msg_cb)(const struct nlmsghdr *h, void *ctx);
+int ct_dump_pass_msgs(struct ct_conn *c, ct_msg_cb cb, void *ctx, struct ct_dump_diag *diag);
 
 struct ct_entry_list {
 	struct ct_entry *items;

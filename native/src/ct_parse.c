@@ -128,6 +128,33 @@ int ct_parse_entry(const struct nlmsghdr *h, struct ct_entry *e)
 	return 0;
 }
 
+int ct_parse_status_reply(const struct nlmsghdr *h, uint32_t *status, struct ct_tuple *reply)
+{
+	const struct nlattr *a, *tb_reply = NULL, *tb_status = NULL;
+	struct nl_attr_iter it;
+	const struct nfgenmsg *g;
+	size_t hdr = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct nfgenmsg));
+
+	*status = 0;
+	if (h->nlmsg_len < hdr)
+		return -EBADMSG;
+	g = NLMSG_DATA(h);
+	if (g->nfgen_family != AF_INET && g->nfgen_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	/* ctnetlink_fill_info() puts the tuples first and CTA_STATUS soon after: stop there. */
+	nl_attr_iter_init(&it, (const uint8_t *)h + hdr, h->nlmsg_len - hdr);
+	while ((!tb_reply || !tb_status) && (a = nl_attr_next(&it)) != NULL) {
+		if (nl_attr_type(a) == CTA_TUPLE_REPLY)
+			tb_reply = a;
+		else if (nl_attr_type(a) == CTA_STATUS)
+			tb_status = a;
+	}
+	if (it.bad || !tb_reply || parse_tuple(tb_reply, reply) < 0)
+		return -EBADMSG;
+	(void)nl_attr_get_be32(tb_status, status);
+	return 0;
+}
+
 int ct_entry_matches(const struct ct_entry *e, const struct ct_filter *f)
 {
 	if (!ct_filter_has_protocol(f, e->orig.proto))

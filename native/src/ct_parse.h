@@ -42,6 +42,9 @@ struct ct_entry {
 };
 
 int ct_parse_entry(const struct nlmsghdr *h, struct ct_entry *e);
+/* Only the status bits and the reply tuple (what the stale scan's filter reads), cheaper than
+ * ct_parse_entry. Returns 0 or -EBADMSG / -EAFNOSUPPORT. */
+int ct_parse_status_reply(const struct nlmsghdr *h, uint32_t *status, struct ct_tuple *reply);
 
 /* Does the entry pass the filter (protocol, zone, and any of the selected addresses)? */
 int ct_entry_matches(const struct ct_entry *e, const struct ct_filter *f);

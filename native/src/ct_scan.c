@@ -57,34 +57,43 @@ void ct_target_set_free(struct ct_target_set *set)
 	memset(set, 0, sizeof(*set));
 }
 
-static int has(const struct ct_target_set *set, const struct ct_target *t)
+static const struct ct_target *find(const struct ct_target_set *set, const struct ct_target *t)
 {
 	if (!set->used)
-		return 0;
+		return NULL;
 	for (size_t i = hash_target(t) & set->mask, n = 0; n <= set->mask; i = (i + 1) & set->mask, n++) {
 		if (!set->used[i])
-			return 0;
+			return NULL;
 		if (same_target(&set->slots[i], t))
-			return 1;
+			return &set->slots[i];
 	}
-	return 0;
+	return NULL;
 }
 
-static int insert(struct ct_target_set *set, const struct ct_target *t)
+static int has(const struct ct_target_set *set, const struct ct_target *t)
+{
+	return find(set, t) != NULL;
+}
+
+/* Inserts t (or finds it) and ORs `flags` into the stored record's `has`. */
+static int insert(struct ct_target_set *set, const struct ct_target *t, uint8_t flags)
 {
 	if (!set->used)
 		return -EINVAL;
-	if ((set->count + 1) * 2 > set->mask + 1)
-		return -ENOSPC; /* sized by init; never above half full */
 	for (size_t i = hash_target(t) & set->mask;; i = (i + 1) & set->mask) {
 		if (!set->used[i]) {
+			if ((set->count + 1) * 2 > set->mask + 1)
+				return -ENOSPC; /* sized by init; never above half full */
 			set->used[i] = 1;
 			set->slots[i] = *t;
+			set->slots[i].has = flags;
 			set->count++;
 			return 0;
 		}
-		if (same_target(&set->slots[i], t))
+		if (same_target(&set->slots[i], t)) {
+			set->slots[i].has |= flags;
 			return 0;
+		}
 	}
 }
 
@@ -108,30 +117,34 @@ int ct_target_set_add(struct ct_target_set *set, const struct ct_target *t)
 		return -EINVAL;
 	norm = key(&t->addr, t->kind, t->kind == CT_TARGET_ADDRESS_ANY ? 0 : t->proto,
 		   t->kind == CT_TARGET_EXACT ? t->port : 0);
-	err = insert(set, &norm);
+	err = insert(set, &norm, 0);
 	if (err < 0)
 		return err;
 	norm = key(&t->addr, CT_TARGET_ADDRESS_SEEN, 0, 0);
-	return insert(set, &norm);
+	return insert(set, &norm, (uint8_t)(1u << t->kind));
 }
 
 int ct_target_set_owns(const struct ct_target_set *set, const struct ct_addr *a, uint8_t proto, int has_port,
 		       uint16_t port)
 {
 	struct ct_target t = key(a, CT_TARGET_ADDRESS_SEEN, 0, 0);
+	const struct ct_target *seen;
 
-	if (set->count == 0 || !has(set, &t))
+	if (set->count == 0 || (seen = find(set, &t)) == NULL)
 		return 0; /* the common miss: one probe */
-	t = key(a, CT_TARGET_ADDRESS_ANY, 0, 0);
-	if (has(set, &t))
+	if (seen->has & (1u << CT_TARGET_ADDRESS_ANY))
 		return 1;
-	t = key(a, CT_TARGET_PROTO_ANY_PORT, proto, 0);
-	if (has(set, &t))
-		return 1;
+	if (seen->has & (1u << CT_TARGET_PROTO_ANY_PORT)) {
+		t = key(a, CT_TARGET_PROTO_ANY_PORT, proto, 0);
+		if (has(set, &t))
+			return 1;
+	}
 	if (!has_port)
 		return 1; /* no port to compare: an endpoint has the address */
+	if (!(seen->has & (1u << CT_TARGET_EXACT)))
+		return 0;
 	t = key(a, CT_TARGET_EXACT, proto, port);
-	return has(set, &t);
+	return has(set, &t); /* the common hit: two probes */
 }
 
 struct scan_ctx {
@@ -141,18 +154,25 @@ struct scan_ctx {
 	struct ct_scan_result *r;
 };
 
-static int scan_cb(const struct ct_entry *e, void *p)
+/* Reads the status and the reply tuple only; the full parse (and the copy) is for candidates. */
+static int scan_cb(const struct nlmsghdr *h, void *p)
 {
 	struct scan_ctx *ctx = p;
 	struct ct_scan_result *r = ctx->r;
 	struct ct_entry_list *l = &r->candidates;
+	struct ct_tuple reply;
+	uint32_t status;
 
 	r->scanned++;
-	if (ctx->status_any && !(e->status & ctx->status_any)) {
+	if (ct_parse_status_reply(h, &status, &reply) < 0) {
+		r->diag.unparsed++;
+		return 0;
+	}
+	if (ctx->status_any && !(status & ctx->status_any)) {
 		r->status_skipped++;
 		return 0;
 	}
-	if (ct_target_set_owns(ctx->owned, &e->reply.src, e->reply.proto, e->reply.has_ports, e->reply.src_port)) {
+	if (ct_target_set_owns(ctx->owned, &reply.src, reply.proto, reply.has_ports, reply.src_port)) {
 		r->owned++;
 		return 0;
 	}
@@ -166,7 +186,10 @@ static int scan_cb(const struct ct_entry *e, void *p)
 		l->items = items;
 		l->cap = cap;
 	}
-	l->items[l->count] = *e;
+	if (ct_parse_entry(h, &l->items[l->count]) < 0) {
+		r->diag.unparsed++;
+		return 0;
+	}
 	l->items[l->count].orig_attr = NULL; /* points into the receive buffer */
 	l->count++;
 	return 0;
@@ -182,7 +205,7 @@ int ct_scan(struct ct_conn *c, uint32_t status_any, const struct ct_target_set *
 	for (int attempt = 0;; attempt++) {
 		out->scanned = out->status_skipped = out->owned = 0;
 		out->candidates.count = 0;
-		err = ct_dump_pass(c, scan_cb, &ctx, &out->diag);
+		err = ct_dump_pass_msgs(c, scan_cb, &ctx, &out->diag);
 		if (err != -ENOBUFS || attempt >= CT_SCAN_MAX_RESTARTS)
 			break;
 		out->diag.restarts++;

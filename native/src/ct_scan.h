@@ -25,6 +25,7 @@ struct ct_target {
 	uint8_t kind;
 	uint8_t proto;
 	uint16_t port;
+	uint8_t has;   /* ADDRESS_SEEN only: 1 << kind for every kind present at the address (not part of the key) */
 };
 
 struct ct_target_set {
