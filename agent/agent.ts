@@ -87,6 +87,11 @@ export class Agent {
   private stopping = false;
   private timers: TimerHandle[] = [];
   private runScheduled: TimerHandle | undefined;
+  /** The cache or the records changed since the last plan (else the last plan is reused). */
+  private planInputsChanged = true;
+  private lastPlan: { draining: DrainingPod[]; serving: Set<string> } | undefined;
+  /** Records or holds changed since the state file was last written. */
+  private stateDirty = true;
   private running: Promise<void> | undefined;
   private again = false;
   /** The conntrack event index, when --conntrack-events is on and it opened. */
@@ -117,7 +122,10 @@ export class Agent {
       skipService: flowpinSkip(config),
       hooks: {
         restored: (action) => metrics.ipvsRestores.inc({ action }),
-        changed: () => metrics.ipvsServersHeld.set(this.hold.size),
+        changed: () => {
+          metrics.ipvsServersHeld.set(this.hold.size);
+          this.stateDirty = true;
+        },
       },
     });
     this.flowpin = createAgentFlowpin({ config, ipvs: netlink, logger: this.log, held: () => this.hold.list(), optOutPodUids: () => this.cache.flowPinningOptOuts(), clock: this.clock, registry: metrics.registry });
@@ -163,10 +171,12 @@ export class Agent {
       {
         upsert: (pod) => {
           this.cache.upsert(pod);
+          this.planInputsChanged = true;
           this.scheduleRun();
         },
         remove: (uid) => {
           const gone = this.cache.remove(uid);
+          this.planInputsChanged = true;
           if (gone !== undefined) this.sessions.podGone(gone.view.uid);
           this.scheduleRun();
         },
@@ -358,9 +368,17 @@ export class Agent {
     const now = this.clock.now();
     let draining: DrainingPod[];
     let serving = new Set<string>();
-    if (this.watch.synced) {
+    let planned = false;
+    if (this.watch.synced && !this.planInputsChanged && this.cache.deleting === 0 && this.lastPlan !== undefined) {
+      // Nothing changed and nothing is waiting on time (no deleting pod): the same plan again.
+      // With 10,000 pods this saves a pass over the cache and its garbage every hold interval.
+      ({ draining, serving } = this.lastPlan);
+    } else if (this.watch.synced) {
+      this.planInputsChanged = false;
+      planned = true;
       const plan = planDrains({ pods: this.cache.views(), previous: this.records, nowMs: now });
       this.records = plan.records;
+      if (plan.transitions.length > 0) this.stateDirty = true;
       for (const t of plan.transitions) this.onTransition(t);
       draining = [];
       for (const action of plan.actions) {
@@ -372,6 +390,7 @@ export class Agent {
         }
       }
       serving = new Set([...this.records.values()].filter((r) => r.state === 'serving').map((r) => r.uid));
+      this.lastPlan = { draining, serving };
     } else {
       // Not synced yet (e.g. API down after a restart): keep what the state file says is draining.
       draining = [...this.records.values()].filter((r) => r.state === 'draining').map((r) => ({ uid: r.uid, key: r.key, ips: r.ips }));
@@ -388,9 +407,12 @@ export class Agent {
     }
     this.metrics.ipvsServersHeld.set(this.hold.size);
     // After the hold: the watched set is not on the path from a watch event to weight 0.
-    if (this.indexed !== undefined) void this.indexed.watch(this.watchedIps());
-    // Written in the background (coalesced): an fsync must not delay the next event's hold.
-    void this.writer.save();
+    if (this.indexed !== undefined && planned) void this.indexed.watch(this.watchedIps());
+    // Written in the background (coalesced), only after a change: an fsync must not delay the next event's hold.
+    if (this.stateDirty) {
+      this.stateDirty = false;
+      void this.writer.save();
+    }
     if (this.watch.synced) this.planned = true;
   }
 
@@ -413,6 +435,7 @@ export class Agent {
   private onFlushed(uid: string, report: FlushReport): void {
     const rec = this.records.get(uid);
     this.records = markFlushed(this.records, uid, this.clock.now());
+    this.planInputsChanged = true;
     if (rec !== undefined) {
       const flushedIps = rec.ips.filter((ip) => report.addresses.includes(ip));
       this.events.conntrackFlushed(eventPodOf(rec), `deleted the conntrack entries of ${flushedIps.join(', ') || 'no IP (all reused)'} on ${this.deps.config.nodeName} (${report.result.deleted} entries in one pass for ${report.pods.length} pod(s))`);

@@ -22,11 +22,18 @@ export class PodCache {
   private readonly byUid = new Map<string, CachedPod>();
   private readonly byDrainId = new Map<string, string>();
   private readonly byIp = new Map<string, Set<string>>();
+  /** Uids of pods with a deletionTimestamp (their state changes with time alone). */
+  private readonly deletingUids = new Set<string>();
 
   constructor(private readonly goneSlackMs: number) {}
 
   get size(): number {
     return this.byUid.size;
+  }
+
+  /** Pods being deleted: while any is, the plan must run every interval (grace elapses). */
+  get deleting(): number {
+    return this.deletingUids.size;
   }
 
   /** Uids of the pods that opted out of flow pinning. */
@@ -49,6 +56,7 @@ export class PodCache {
       flowPinningOff: ['off', 'false'].includes((annotations[ANNOTATION_FLOW_PINNING] ?? '').trim().toLowerCase()),
     };
     this.byUid.set(view.uid, cached);
+    if (view.deleting) this.deletingUids.add(view.uid);
     const drainId = annotations[ANNOTATION_DRAIN_ID];
     if (drainId !== undefined && drainId !== '') this.byDrainId.set(drainId, view.uid);
     for (const ip of view.ips) {
@@ -65,6 +73,7 @@ export class PodCache {
     const cached = this.byUid.get(uid);
     if (cached === undefined) return undefined;
     this.byUid.delete(uid);
+    this.deletingUids.delete(uid);
     if (cached.view.drainId !== undefined && this.byDrainId.get(cached.view.drainId) === uid) this.byDrainId.delete(cached.view.drainId);
     for (const ip of cached.view.ips) {
       const set = this.byIp.get(ip);
