@@ -9,6 +9,14 @@
         ["OS=='linux'", {
           "sources": [
             "src/addon.c",
+            "src/addon_handle.c",
+            "src/napi_args.c",
+            "src/napi_values.c",
+            "src/ct_napi.c",
+            "src/ct_tuples_napi.c",
+            "src/ct_scan_napi.c",
+            "src/ct_events_napi.c",
+            "src/ipvs_napi.c",
             "src/netlink.c",
             "src/ct_filter.c",
             "src/ct_parse.c",

@@ -1,6 +1,6 @@
 /**
  * The IPVS half of the addon wrapper: checks arguments (ipvs-keys.ts, the same checks as the
- * stand-in), converts names to the kernel's numbers for the `ipvs_*` ops of addon.c, converts
+ * stand-in), converts names to the kernel's numbers for the `ipvs_*` ops of ipvs_napi.c, converts
  * their raw results back, and turns their errno into the same NetlinkErrors as the stand-in.
  * NativeNetlink (index.ts) delegates its IpvsApi methods here.
  */

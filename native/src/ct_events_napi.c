@@ -1,8 +1,7 @@
 /*
- * ct_events_napi.inc: the N-API side of the conntrack event index (ct_events.h), textually
- * included by addon.c after its argument/result helpers (it uses them; they are static there),
- * so addon.c only gains the include, one handle field, the close hook, the op rows and the
- * synchronous evStats export. Raw shapes (native/lib/conntrack-events-native.ts reads them):
+ * ct_events_napi.c: the N-API side of the conntrack event index (ct_events.h): its ops (one
+ * handle field, h->ev; addon_handle.c closes it with the handle) and the synchronous evStats
+ * export. Raw shapes (native/lib/conntrack-events-native.ts reads them):
  *   ev_open   { netns?, recvBufferBytes?, maxFlows? } -> undefined    (starts the reader thread)
  *   ev_watch  { addresses: string[] } -> undefined
  *   ev_flows  { addresses } -> { fresh, refreshed, entries: [raw entry as ct_list] }
@@ -12,29 +11,23 @@
  *   evStats(handle) -> counters (sync; a mutex, no syscall)
  */
 
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "addon_op.h"
+#include "netns.h"
+#include "napi_values.h"
+
 static int ev_addresses(napi_env env, napi_value args, struct ct_addr_set *set, struct op_error *err)
 {
-	napi_value arr;
-	uint32_t n;
+	int present;
 
-	if (arg_array(env, args, "addresses", &arr, &n, err) < 0)
+	if (arg_address_set(env, args, "addresses", set, &present, err) < 0)
 		return -EINVAL;
-	if (!arr) {
+	if (!present) {
 		set_error(err, EINVAL, NULL, "addresses is required");
 		return -EINVAL;
-	}
-	if (ct_addr_set_init(set, n) < 0) {
-		set_error(err, ENOMEM, NULL, "out of memory for %u addresses", n);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		struct ct_addr a;
-		if (arg_address(env, arg_element(env, arr, i), &a, "addresses[]", err) < 0)
-			return -EINVAL;
-		if (ct_addr_set_add(set, &a) < 0) {
-			set_error(err, ENOMEM, NULL, "address set full");
-			return -ENOMEM;
-		}
 	}
 	return 0;
 }
@@ -94,11 +87,6 @@ static int ev_addresses_parse(napi_env env, napi_value args, void *state, struct
 	return ev_addresses(env, args, &s->addrs, err);
 }
 
-static int ev_none_parse(napi_env env, napi_value args, void *state, struct op_error *err)
-{
-	return 0;
-}
-
 static int ev_watch_execute(struct handle *h, void *state, struct op_error *err)
 {
 	struct ev_op *s = state;
@@ -153,39 +141,13 @@ static int ev_resync_execute(struct handle *h, void *state, struct op_error *err
 	return ct_events_resync(h->ev, &h->ct);
 }
 
-static napi_value ev_no_result(napi_env env, void *state)
-{
-	return NULL;
-}
-
-static napi_value ev_entry_value(napi_env env, const struct ct_entry *e)
-{
-	napi_value v = new_object(env);
-	put_u32(env, v, "family", e->family);
-	put_u32(env, v, "protocolNumber", e->orig.proto);
-	put_value(env, v, "original", tuple_value(env, &e->orig));
-	put_value(env, v, "reply", tuple_value(env, &e->reply));
-	if (e->has_state)
-		put_u32(env, v, "state", e->state);
-	put_u32(env, v, "timeout", e->timeout);
-	put_u32(env, v, "mark", e->mark);
-	put_u32(env, v, "zone", e->zone);
-	put_u32(env, v, "status", e->status);
-	put_u32(env, v, "id", e->id);
-	return v;
-}
-
 static napi_value ev_flows_result(napi_env env, void *state)
 {
 	struct ev_op *s = state;
-	napi_value o = new_object(env), arr = NULL, b = NULL;
+	napi_value o = new_object(env);
 
-	napi_create_array_with_length(env, s->list.count, &arr);
-	for (size_t i = 0; arr && i < s->list.count; i++)
-		napi_set_element(env, arr, (uint32_t)i, ev_entry_value(env, &s->list.items[i]));
-	put_value(env, o, "entries", arr);
-	if (NAPI_OK(napi_get_boolean(env, s->fresh, &b)))
-		put_value(env, o, "fresh", b);
+	put_value(env, o, "entries", entries_value(env, &s->list));
+	put_bool(env, o, "fresh", s->fresh);
 	put_num(env, o, "refreshed", (double)s->refreshed);
 	return o;
 }
@@ -193,11 +155,10 @@ static napi_value ev_flows_result(napi_env env, void *state)
 static napi_value ev_delete_result(napi_env env, void *state)
 {
 	struct ev_op *s = state;
-	napi_value o = new_object(env), by = new_object(env), b = NULL;
+	napi_value o = new_object(env), by = new_object(env);
 	char key[8];
 
-	if (NAPI_OK(napi_get_boolean(env, s->del.fresh, &b)))
-		put_value(env, o, "fresh", b);
+	put_bool(env, o, "fresh", s->del.fresh);
 	put_num(env, o, "deleted", (double)s->del.deleted);
 	put_num(env, o, "alreadyGone", (double)s->del.already_gone);
 	put_num(env, o, "failed", (double)s->del.failed);
@@ -238,19 +199,21 @@ static void ev_op_release(void *state)
 #define EV_OP(js_name, parse, execute, result)                                                 \
 	{ js_name, sizeof(struct ev_op), parse, execute, result, ev_op_release }
 
-#define EV_OPS                                                                                  \
-	EV_OP("ev_open", ev_open_parse, ev_open_execute, ev_no_result),                        \
-	EV_OP("ev_watch", ev_addresses_parse, ev_watch_execute, ev_no_result),                 \
-	EV_OP("ev_flows", ev_addresses_parse, ev_flows_execute, ev_flows_result),              \
-	EV_OP("ev_delete", ev_addresses_parse, ev_delete_execute, ev_delete_result),           \
-	EV_OP("ev_verify", ev_addresses_parse, ev_verify_execute, ev_verify_result),           \
-	EV_OP("ev_resync", ev_none_parse, ev_resync_execute, ev_no_result),
+static const struct op_def ROWS[] = {
+	EV_OP("ev_open", ev_open_parse, ev_open_execute, op_no_result),
+	EV_OP("ev_watch", ev_addresses_parse, ev_watch_execute, op_no_result),
+	EV_OP("ev_flows", ev_addresses_parse, ev_flows_execute, ev_flows_result),
+	EV_OP("ev_delete", ev_addresses_parse, ev_delete_execute, ev_delete_result),
+	EV_OP("ev_verify", ev_addresses_parse, ev_verify_execute, ev_verify_result),
+	EV_OP("ev_resync", op_no_args, ev_resync_execute, op_no_result),
+};
+const struct op_table ev_op_table = OP_TABLE(ROWS);
 
 /* evStats(handle) -> counters, synchronously (undefined when the subscription is not open). */
-static napi_value js_ev_stats(napi_env env, napi_callback_info info)
+napi_value js_ev_stats(napi_env env, napi_callback_info info)
 {
 	size_t argc = 1;
-	napi_value argv[1] = { NULL }, o, b = NULL;
+	napi_value argv[1] = { NULL }, o;
 	void *data = NULL;
 	struct handle *h;
 	struct ct_events_stats s;
@@ -280,9 +243,7 @@ static napi_value js_ev_stats(napi_env env, napi_callback_info info)
 	put_num(env, o, "verifyDeleted", (double)s.verify_deleted);
 	put_num(env, o, "gets", (double)s.gets);
 	put_num(env, o, "syncing", (double)s.syncing);
-	if (NAPI_OK(napi_get_boolean(env, s.stale != 0, &b)))
-		put_value(env, o, "stale", b);
-	if (NAPI_OK(napi_get_boolean(env, s.bpf != 0, &b)))
-		put_value(env, o, "filterBpf", b);
+	put_bool(env, o, "stale", s.stale);
+	put_bool(env, o, "filterBpf", s.bpf);
 	return o;
 }

@@ -1,0 +1,29 @@
+/*
+ * napi_values.h: C results -> JS values for the addon's ops (main thread only). A failed N-API
+ * call leaves the property out rather than failing the op.
+ */
+#ifndef NETLINK_NATIVE_NAPI_VALUES_H
+#define NETLINK_NATIVE_NAPI_VALUES_H
+
+#include <stdint.h>
+#include <node_api.h>
+#include "conntrack.h"
+
+napi_value new_object(napi_env env);
+void put_value(napi_env env, napi_value obj, const char *name, napi_value v);
+void put_u32(napi_env env, napi_value obj, const char *name, uint32_t n);
+void put_num(napi_env env, napi_value obj, const char *name, double n);
+void put_str(napi_env env, napi_value obj, const char *name, const char *s);
+void put_bool(napi_env env, napi_value obj, const char *name, int b);
+void put_address(napi_env env, napi_value obj, const char *name, const struct ct_addr *a);
+/* by["<protocol number>"] = { deleted, alreadyGone, failed } unless all three are 0. */
+void put_protocol_counts(napi_env env, napi_value by, int proto, uint64_t deleted, uint64_t already_gone,
+			 uint64_t failed);
+/* sends, ackOverruns, resent of a batched request (nl_batch.h). */
+void put_batch_diag(napi_env env, napi_value obj, const struct nl_batch_diag *d);
+
+/* Raw conntrack entries (native/lib/conntrack-convert.ts reads them). */
+napi_value tuple_value(napi_env env, const struct ct_tuple *t);
+napi_value entries_value(napi_env env, const struct ct_entry_list *list);
+
+#endif
