@@ -32,10 +32,13 @@
             "src/ct_tuple_get.c",
             "src/ct_events.c"
           ],
-          "cflags": ["-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-fvisibility=hidden"],
+          "cflags": ["-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-fvisibility=hidden", "-pthread"],
           "cflags!": ["-O3"],
           "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],
-          "libraries": ["-lpthread"]
+          # -pthread, not -lpthread: the event reader thread needs POSIX threads, which
+          # glibc >= 2.34 (Debian 12's libc6, in every image) carries itself, so the
+          # runtime image needs no extra library.
+          "ldflags": ["-pthread"]
         }, {
           "type": "none"
         }]
