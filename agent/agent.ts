@@ -4,7 +4,6 @@
  * through `AgentDeps` (netlink, kubeconfig, clock, event sink), so tests build it with
  * stand-ins and the CLI with the real thing.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../src/config/agent.js';
@@ -36,11 +35,6 @@ export interface AgentDeps {
   netlink: ConntrackApi & IpvsApi & Partial<ConntrackEventsApi>;
   /** The API server (the watch, Events): kube/load.ts, or a library KubeConfig. */
   kube: KubeConnection;
-  /**
-   * The library's full KubeConfig, loaded only when needed (the janitor's API clients): it
-   * costs ~73 MB RSS, which an agent without the janitor never pays.
-   */
-  fullKubeConfig?: () => Promise<KubeConfig>;
   clock?: Clock;
   flowTimeouts?: FlowTimeouts;
   eventSink?: EventSink;
@@ -215,10 +209,8 @@ export class Agent {
     await this.probeIpvs();
     this.watch.start();
     if (config.janitor) {
-      if (this.deps.fullKubeConfig === undefined) throw new Error('--janitor needs the full KubeConfig (AgentDeps.fullKubeConfig)');
-      // Loaded only with --janitor: its API clients need the whole client library.
-      const [{ startJanitor }, kubeConfig] = await Promise.all([import('./janitor/index.js'), this.deps.fullKubeConfig()]);
-      this.janitor = startJanitor({ kubeConfig, conntrack: this.deps.netlink, registry: this.metrics.registry, logger: this.log, clock: this.clock, graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs, backoffMaxMs: config.relistBackoffMaxMs });
+      const { startJanitor } = await import('./janitor/index.js');
+      this.janitor = startJanitor({ connection: this.deps.kube, conntrack: this.deps.netlink, registry: this.metrics.registry, logger: this.log, clock: this.clock, graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs, backoffMaxMs: config.relistBackoffMaxMs });
     }
     const drainPort = await this.drainApi.listen(config.drainPort, config.drainAddress);
     this.drainListening = true;

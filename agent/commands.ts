@@ -31,7 +31,7 @@ export function registerAgentCommands(program: Command): void {
 
 async function runAgent(config: AgentConfig): Promise<void> {
   const logger = createLogger({ level: config.logLevel, component: 'agent' });
-  const { loadKubeConnection, loadFullKubeConfig } = await import('./kube/load.js');
+  const { loadKubeConnection } = await import('./kube/load.js');
   const source = { kubeconfig: config.kubeconfig, serviceHost: config.kubernetesServiceHost, servicePort: config.kubernetesServicePort };
   let kube;
   try {
@@ -47,7 +47,7 @@ async function runAgent(config: AgentConfig): Promise<void> {
     throw new CliExit(1, `conndrain agent: cannot open netlink (the agent needs the netlink-native addon and NET_ADMIN): ${(error as Error).message}`);
   }
   const { Agent } = await import('./agent.js');
-  const agent = new Agent({ config, logger, netlink, kube, fullKubeConfig: () => loadFullKubeConfig(source) });
+  const agent = new Agent({ config, logger, netlink, kube });
   const stopped = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));

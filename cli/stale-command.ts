@@ -50,7 +50,14 @@ export function addStaleCommand(conntrack: Command): Command {
 async function runStale(flags: StaleFlags): Promise<void> {
   let inventory: StaleInventory;
   try {
-    inventory = await loadInventory({ endpoints: flags.endpoints, kubeconfig: flags.kubeconfig, nodeName: flags.nodeName ?? process.env.NODE_NAME });
+    const env = process.env;
+    inventory = await loadInventory({
+      endpoints: flags.endpoints,
+      kubeconfig: flags.kubeconfig ?? env.KUBECONFIG,
+      serviceHost: env.KUBERNETES_SERVICE_HOST,
+      servicePort: env.KUBERNETES_SERVICE_PORT,
+      nodeName: flags.nodeName ?? env.NODE_NAME,
+    });
   } catch (error) {
     throw new CliExit(2, `conndrain conntrack stale: ${message(error)}`);
   }

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { livePodIps, parseInventory, type EndpointSliceLike } from '../src/stale/index.js';
+import type { KubeConnection } from '../agent/kube/connection.js';
+import { livePodIps, parseInventory, pruneEndpointSlice, type EndpointSliceLike, type PodLike } from '../src/stale/index.js';
 
 /** Where endpoints come from, and how to ask whether a live pod holds an address. */
 export interface StaleInventory {
@@ -14,20 +14,23 @@ export interface StaleInventory {
 
 export interface InventoryOptions {
   endpoints?: string;
-  kubeconfig?: string;
-  nodeName?: string;
+  /** A kubeconfig file; in-cluster (the service account) when empty and `serviceHost` is set. */
+  kubeconfig?: string | undefined;
+  serviceHost?: string | undefined;
+  servicePort?: string | undefined;
+  nodeName?: string | undefined;
 }
 
 /** Reads endpoints from a file (offline) or from the API server (list, all namespaces). */
 export async function loadInventory(options: InventoryOptions): Promise<StaleInventory> {
   if (options.endpoints !== undefined) return await fromFile(options.endpoints);
-  const kubeconfig = options.kubeconfig ?? process.env.KUBECONFIG;
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
-  if (kubeconfig !== undefined && kubeconfig !== '') kc.loadFromFile(kubeconfig);
-  else if (process.env.KUBERNETES_SERVICE_HOST !== undefined) kc.loadFromCluster();
-  else throw new Error('no endpoints: give --endpoints FILE (EndpointSlices, e.g. `kubectl get endpointslices,pods -A -o yaml`) or --kubeconfig FILE');
-  return await fromApi(kc, options.nodeName);
+  const inCluster = options.serviceHost !== undefined && options.serviceHost !== '';
+  if ((options.kubeconfig === undefined || options.kubeconfig === '') && !inCluster) {
+    throw new Error('no endpoints: give --endpoints FILE (EndpointSlices, e.g. `kubectl get endpointslices,pods -A -o yaml`) or --kubeconfig FILE');
+  }
+  const { loadKubeConnection } = await import('../agent/kube/load.js');
+  const connection = await loadKubeConnection({ kubeconfig: options.kubeconfig, serviceHost: options.serviceHost, servicePort: options.servicePort });
+  return await fromApi(connection, options.nodeName);
 }
 
 async function fromFile(path: string): Promise<StaleInventory> {
@@ -37,23 +40,28 @@ async function fromFile(path: string): Promise<StaleInventory> {
   return { source: path, slices: parsed.value.slices, podIps: livePodIps(parsed.value.pods) };
 }
 
-async function fromApi(kc: KubeConfig, nodeName: string | undefined): Promise<StaleInventory> {
-  const { CoreV1Api, DiscoveryV1Api } = await import('@kubernetes/client-node');
-  const discovery = kc.makeApiClient(DiscoveryV1Api);
-  const core = kc.makeApiClient(CoreV1Api);
+async function fromApi(connection: KubeConnection, nodeName: string | undefined): Promise<StaleInventory> {
+  const [{ kubeRequest }, { makeLivePodHolders }, { ENDPOINT_SLICES_PATH, SLICE_PAGE_SIZE }] = await Promise.all([
+    import('../agent/kube/request.js'),
+    import('../agent/janitor/live-pods.js'),
+    import('../agent/janitor/slice-watch.js'),
+  ]);
   const slices: EndpointSliceLike[] = [];
   let token: string | undefined;
   do {
-    const page = await discovery.listEndpointSliceForAllNamespaces({ limit: 500, ...(token === undefined ? {} : { _continue: token }) });
-    slices.push(...page.items);
-    token = page.metadata?._continue;
+    const page = (await kubeRequest(connection, 'GET', ENDPOINT_SLICES_PATH, { limit: SLICE_PAGE_SIZE, continue: token })) as ListOf<EndpointSliceLike> | undefined;
+    for (const slice of page?.items ?? []) slices.push(pruneEndpointSlice(slice));
+    token = page?.metadata?.continue;
   } while (token !== undefined && token !== '');
   let podIps = new Set<string>();
   if (nodeName !== undefined && nodeName !== '') {
-    const pods = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` });
-    podIps = livePodIps(pods.items);
+    const pods = (await kubeRequest(connection, 'GET', '/api/v1/pods', { fieldSelector: `spec.nodeName=${nodeName}` })) as ListOf<PodLike> | undefined;
+    podIps = livePodIps(pods?.items ?? []);
   }
-  const { makeLivePodHolders } = await import('../agent/janitor/live-pods.js');
-  const livePodHolders = makeLivePodHolders(kc);
-  return { source: kc.getCurrentCluster()?.server ?? 'API server', slices, podIps, livePodHolders };
+  return { source: connection.getCurrentCluster()?.server ?? 'API server', slices, podIps, livePodHolders: makeLivePodHolders(connection) };
+}
+
+interface ListOf<T> {
+  metadata?: { continue?: string };
+  items?: T[];
 }

@@ -1,16 +1,16 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ConntrackApi } from '../../native/lib/types.js';
 import type { Clock } from '../clock.js';
+import type { KubeConnection } from '../kube/connection.js';
 import { StaleJanitor } from './janitor.js';
 import { makeLivePodHolders } from './live-pods.js';
 import { JanitorMetrics } from './metrics.js';
-import { SliceWatch } from './slice-watch.js';
+import { createSliceWatch } from './slice-watch.js';
 
 export { StaleJanitor, type JanitorOptions, type ScanReport } from './janitor.js';
 export { JanitorMetrics } from './metrics.js';
-export { SliceWatch, ENDPOINT_SLICES_PATH } from './slice-watch.js';
+export { createSliceWatch, ENDPOINT_SLICES_PATH, SLICE_PAGE_SIZE, type SliceWatch } from './slice-watch.js';
 export { makeLivePodHolders } from './live-pods.js';
 
 export interface RunningJanitor {
@@ -20,7 +20,8 @@ export interface RunningJanitor {
 
 /** Starts the janitor: EndpointSlice watch, interval scans, metrics on the agent's registry. */
 export function startJanitor(deps: {
-  kubeConfig: KubeConfig;
+  /** The agent's API connection (the lean one: the janitor needs no generated API client). */
+  connection: KubeConnection;
   conntrack: ConntrackApi;
   registry: Registry;
   logger: Logger;
@@ -37,11 +38,11 @@ export function startJanitor(deps: {
     metrics: new JanitorMetrics(deps.registry),
     graceMs: deps.graceMs,
     intervalMs: deps.intervalMs,
-    livePodHolders: makeLivePodHolders(deps.kubeConfig),
+    livePodHolders: makeLivePodHolders(deps.connection),
   });
-  const watch = new SliceWatch({ kubeConfig: deps.kubeConfig, clock: deps.clock, backoffMaxMs: deps.backoffMaxMs }, {
+  const watch = createSliceWatch({ connection: deps.connection, clock: deps.clock, backoffMaxMs: deps.backoffMaxMs }, {
     upsert: (slice) => janitor.upsertSlice(slice),
-    remove: (slice) => janitor.removeSlice(slice),
+    remove: (key) => janitor.removeSlice(key),
     synced: () => janitor.markSynced(),
     restarting: (error, delayMs) => logger.warn({ err: error, delayMs }, 'janitor: EndpointSlice watch failed; restarting'),
   });

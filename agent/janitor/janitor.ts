@@ -64,7 +64,8 @@ export class StaleJanitor {
     if (this.ownership.upsert(slice).removed > 0) this.scanSoon(this.options.removalDelayMs ?? 100);
   }
 
-  removeSlice(slice: EndpointSliceLike): void {
+  /** A slice deleted (or its `namespace/name`). */
+  removeSlice(slice: EndpointSliceLike | string): void {
     if (this.ownership.remove(slice).removed > 0) this.scanSoon(this.options.removalDelayMs ?? 100);
   }
 

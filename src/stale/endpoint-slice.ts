@@ -27,3 +27,26 @@ export function serviceNameOf(slice: EndpointSliceLike): string {
   const service = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
   return service === undefined || service === '' ? sliceKey(slice) : `${slice.metadata?.namespace ?? ''}/${service}`;
 }
+
+/**
+ * A slice reduced to the fields above (a watch keeps thousands: the API object also carries
+ * managedFields, annotations, hints, zones...). Only the service-name label is kept.
+ */
+export function pruneEndpointSlice(slice: EndpointSliceLike): EndpointSliceLike {
+  const service = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
+  return {
+    metadata: {
+      ...(slice.metadata?.name === undefined ? {} : { name: slice.metadata.name }),
+      ...(slice.metadata?.namespace === undefined ? {} : { namespace: slice.metadata.namespace }),
+      ...(service === undefined ? {} : { labels: { [SERVICE_NAME_LABEL]: service } }),
+    },
+    addressType: slice.addressType ?? null,
+    ports: (slice.ports ?? []).map((p) => ({ name: p.name ?? null, port: p.port ?? null, protocol: p.protocol ?? null })),
+    endpoints: (slice.endpoints ?? []).map((e) => ({
+      addresses: e.addresses ?? [],
+      conditions: { ready: e.conditions?.ready ?? null, serving: e.conditions?.serving ?? null, terminating: e.conditions?.terminating ?? null },
+      nodeName: e.nodeName ?? null,
+      targetRef: e.targetRef === undefined || e.targetRef === null ? null : { ...(e.targetRef.kind === undefined ? {} : { kind: e.targetRef.kind }), ...(e.targetRef.name === undefined ? {} : { name: e.targetRef.name }), ...(e.targetRef.namespace === undefined ? {} : { namespace: e.targetRef.namespace }) },
+    })),
+  };
+}

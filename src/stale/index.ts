@@ -1,5 +1,5 @@
 export { normalizeAddress } from './address.js';
-export { SERVICE_NAME_LABEL, serviceNameOf, sliceKey, type EndpointSliceLike } from './endpoint-slice.js';
+export { pruneEndpointSlice, SERVICE_NAME_LABEL, serviceNameOf, sliceKey, type EndpointSliceLike } from './endpoint-slice.js';
 export { OwnershipIndex } from './ownership.js';
 export { entryKey, entryRef, formatEndpoint, IPS_DST_NAT, type ConntrackEntryView, type ConntrackTupleView, type EntryRef } from './entry.js';
 export { classifyCandidates, classifyEntries, classifyEntry, excludePodIps, groupByService, type PrefilterCounts, type Classification, type EntryVerdict, type StaleEntry, type StaleGroup } from './classify.js';

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeConnection } from '../../agent/kube/load.js';
 import { Registry } from 'prom-client';
 import { openNetlink, type NativeNetlink } from '../../native/lib/index.js';
 import { systemClock } from '../../agent/clock.js';
@@ -78,10 +78,9 @@ describe('janitor (real conntrack in a node namespace)', () => {
     apiServer.putPod(podObject('tools', 'reused', 'node-b', REUSED_POD) as JsonObject); // a live pod holds this IP again
     apiServer.putPod(podObject('old', 'done', 'node-a', NEVER, 'Succeeded') as JsonObject); // finished: holds nothing
     apiServer.failNext(3, 500, 'list'); // the first EndpointSlice lists fail (retried with backoff): nothing is scanned until one succeeds
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(apiServer.writeKubeconfig(join(dir, 'kubeconfig')));
+    const connection = await loadKubeConnection({ kubeconfig: apiServer.writeKubeconfig(join(dir, 'kubeconfig')) });
     const logger = createLogger({ level: 'debug', component: 'agent', destination: new Writable({ write(chunk: Buffer, _e, cb) { logLines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); cb(); } }) });
-    running = startJanitor({ kubeConfig, conntrack: api, registry, logger, clock: systemClock, graceMs: GRACE_MS, intervalMs: 60_000, backoffMaxMs: 1000 });
+    running = startJanitor({ connection, conntrack: api, registry, logger, clock: systemClock, graceMs: GRACE_MS, intervalMs: 60_000, backoffMaxMs: 1000 });
     janitor = running.janitor;
   });
 

@@ -9,14 +9,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { systemClock } from '../../agent/clock.js';
-import { SliceWatch, ENDPOINT_SLICES_PATH } from '../../agent/janitor/index.js';
+import { createSliceWatch, ENDPOINT_SLICES_PATH, SLICE_PAGE_SIZE, type SliceWatch } from '../../agent/janitor/index.js';
+import { loadKubeConnection } from '../../agent/kube/load.js';
 import { OwnershipIndex } from '../../src/stale/index.js';
 import { FakeApiServer, type JsonObject } from '../apiserver/server.js';
 import { slice } from './fixtures.js';
 
-const PAGE = 500; // SliceWatch lists with limit=500
+const PAGE = SLICE_PAGE_SIZE;
 
 function ip(i: number): string {
   return `10.0.${Math.floor(i / 250)}.${(i % 250) + 1}`;
@@ -45,14 +45,13 @@ describe('SliceWatch (EndpointSlice list/watch against the API stand-in)', () =>
   });
 
   it('lists every page before it says synced, then follows watch events and bookmarks, and relists after 410', async () => {
-    const kc = new KubeConfig();
-    kc.loadFromFile(api.writeKubeconfig(join(dir, 'kubeconfig')));
+    const connection = await loadKubeConnection({ kubeconfig: api.writeKubeconfig(join(dir, 'kubeconfig')) });
     const index = new OwnershipIndex();
     let ownedAtSync = 0;
     let removals = 0;
     const restarts: unknown[] = [];
     const synced = new Promise<void>((resolve) => {
-      watch = new SliceWatch({ kubeConfig: kc, clock: systemClock, backoffMaxMs: 1000 }, {
+      watch = createSliceWatch({ connection, clock: systemClock, backoffMaxMs: 1000 }, {
         upsert: (s) => { removals += index.upsert(s).removed; },
         remove: (s) => { removals += index.remove(s).removed; },
         synced: () => {
