@@ -57,14 +57,14 @@ export interface RawDeleteResult extends Omit<DeleteConntrackResult, 'byProtocol
   unparsed: number;
 }
 
+/**
+ * The addon builds each tuple as a fresh object holding exactly ConntrackTuple's fields (ports
+ * or ICMP fields only when the protocol has them: napi_values.c tuple_value), so it is used as
+ * is: a copy would double the objects a large dump keeps alive (and the young-generation GC
+ * copies every one of them).
+ */
 function toTuple(t: RawTuple): ConntrackTuple {
-  const out: ConntrackTuple = { src: t.src, dst: t.dst };
-  if (t.srcPort !== undefined) out.srcPort = t.srcPort;
-  if (t.dstPort !== undefined) out.dstPort = t.dstPort;
-  if (t.icmpId !== undefined) out.icmpId = t.icmpId;
-  if (t.icmpType !== undefined) out.icmpType = t.icmpType;
-  if (t.icmpCode !== undefined) out.icmpCode = t.icmpCode;
-  return out;
+  return t;
 }
 
 export function toEntry(raw: RawEntry): ConntrackEntry {

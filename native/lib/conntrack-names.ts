@@ -47,7 +47,19 @@ export function stateNumber(protocolNumber: number, name: string): number | unde
 /** include/uapi/linux/netfilter/nf_conntrack_common.h `enum ip_conntrack_status` bits. */
 const STATUS_BITS = ['EXPECTED', 'SEEN_REPLY', 'ASSURED', 'CONFIRMED', 'SRC_NAT', 'DST_NAT', 'SEQ_ADJUST', 'SRC_NAT_DONE', 'DST_NAT_DONE', 'DYING', 'FIXED_TIMEOUT', 'TEMPLATE', 'NAT_CLASH', 'HELPER', 'OFFLOAD', 'HW_OFFLOAD'];
 
+/** One frozen array per distinct status word: a dump has a handful of them and a million entries. */
+const flagNamesCache = new Map<number, string[]>();
+const FLAG_NAMES_CACHE_LIMIT = 4096;
+
 export function statusFlagNames(status: number): string[] {
+  const cached = flagNamesCache.get(status);
+  if (cached !== undefined) return cached;
+  const names = Object.freeze(computeFlagNames(status)) as string[];
+  if (flagNamesCache.size < FLAG_NAMES_CACHE_LIMIT) flagNamesCache.set(status, names);
+  return names;
+}
+
+function computeFlagNames(status: number): string[] {
   const names: string[] = [];
   for (let bit = 0; bit < 32; bit++) {
     if ((status >>> bit) & 1) names.push(STATUS_BITS[bit] ?? `BIT_${bit}`);

@@ -43,7 +43,7 @@ export interface EntryRef {
 }
 
 export function entryRef(entry: ConntrackEntryView): EntryRef {
-  return { family: entry.family, protocolNumber: entry.protocolNumber, original: { ...entry.original }, zone: entry.zone, ...(entry.id === undefined ? {} : { id: entry.id }) };
+  return { family: entry.family, protocolNumber: entry.protocolNumber, original: entry.original, zone: entry.zone, ...(entry.id === undefined ? {} : { id: entry.id }) };
 }
 
 /** `IPS_DST_NAT` (include/uapi/linux/netfilter/nf_conntrack_common.h): the entry's destination was translated. */
