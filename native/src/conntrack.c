@@ -196,6 +196,20 @@ void ct_entry_list_free(struct ct_entry_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
+struct ct_entry *ct_entry_list_next_slot(struct ct_entry_list *l)
+{
+	if (l->count == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct ct_entry *items = realloc(l->items, cap * sizeof(*items));
+
+		if (!items)
+			return NULL;
+		l->items = items;
+		l->cap = cap;
+	}
+	return &l->items[l->count];
+}
+
 static int list_cb(const struct ct_entry *e, void *p)
 {
 	struct list_ctx *ctx = p;
@@ -204,16 +218,11 @@ static int list_cb(const struct ct_entry *e, void *p)
 	ctx->scanned++;
 	if (l->count >= ctx->limit || !ct_entry_matches(e, ctx->f))
 		return 0;
-	if (l->count == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct ct_entry *items = realloc(l->items, cap * sizeof(*items));
-		if (!items)
-			return -ENOMEM;
-		l->items = items;
-		l->cap = cap;
-	}
-	l->items[l->count] = *e;
-	l->items[l->count].orig_attr = NULL; /* points into the receive buffer */
+	struct ct_entry *slot = ct_entry_list_next_slot(l);
+	if (!slot)
+		return -ENOMEM;
+	*slot = *e;
+	slot->orig_attr = NULL; /* points into the receive buffer */
 	l->count++;
 	return 0;
 }

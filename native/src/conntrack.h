@@ -71,6 +71,9 @@ struct ct_entry_list {
 	size_t cap;
 };
 void ct_entry_list_free(struct ct_entry_list *l);
+/* The next free slot of l (doubling its storage when full), or NULL when out of memory. The
+ * caller fills it and then counts it (l->count++). */
+struct ct_entry *ct_entry_list_next_slot(struct ct_entry_list *l);
 /* One dump pass; keeps at most limit matching entries (SIZE_MAX = all). */
 int ct_list(struct ct_conn *c, const struct ct_filter *f, size_t limit, struct ct_entry_list *out,
 	    uint64_t *scanned, struct ct_dump_diag *diag);

@@ -18,24 +18,37 @@ static uint64_t hash_addr(const struct ct_addr *a)
 	return h;
 }
 
-int ct_addr_set_init(struct ct_addr_set *set, size_t expected)
+int ct_table_alloc(size_t min_slots, size_t slot_size, void **slots, uint8_t **used, size_t *mask)
 {
 	size_t cap = 16;
 
-	memset(set, 0, sizeof(*set));
-	while (cap < expected * 2 + 1) {
+	while (cap < min_slots) {
 		if (cap > ((size_t)1 << 40))
 			return -EINVAL;
 		cap <<= 1;
 	}
-	set->slots = calloc(cap, sizeof(*set->slots));
-	set->used = calloc(cap, 1);
-	if (!set->slots || !set->used) {
-		ct_addr_set_free(set);
+	*slots = calloc(cap, slot_size);
+	*used = calloc(cap, 1);
+	if (!*slots || !*used) {
+		free(*slots);
+		free(*used);
+		*slots = NULL;
+		*used = NULL;
 		return -ENOMEM;
 	}
-	set->mask = cap - 1;
+	*mask = cap - 1;
 	return 0;
+}
+
+int ct_addr_set_init(struct ct_addr_set *set, size_t expected)
+{
+	void *slots = NULL;
+	int err;
+
+	memset(set, 0, sizeof(*set));
+	err = ct_table_alloc(expected * 2 + 1, sizeof(*set->slots), &slots, &set->used, &set->mask);
+	set->slots = slots;
+	return err;
 }
 
 void ct_addr_set_free(struct ct_addr_set *set)

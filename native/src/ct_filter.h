@@ -15,6 +15,13 @@ struct ct_addr {
 	uint8_t bytes[16];
 };
 
+/*
+ * Storage of an open-addressing table (linear probing) for at least `min_slots` slots of
+ * `slot_size` bytes: a power-of-two capacity, zeroed slots and "used" bytes. Returns 0, -EINVAL
+ * (absurd size) or -ENOMEM (then nothing is allocated). Shared by the address and target sets.
+ */
+int ct_table_alloc(size_t min_slots, size_t slot_size, void **slots, uint8_t **used, size_t *mask);
+
 struct ct_addr_set {
 	struct ct_addr *slots;
 	uint8_t *used;

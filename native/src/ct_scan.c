@@ -31,23 +31,14 @@ static int same_target(const struct ct_target *x, const struct ct_target *y)
 
 int ct_target_set_init(struct ct_target_set *set, size_t expected)
 {
-	size_t cap = 16;
+	void *slots = NULL;
+	int err;
 
 	memset(set, 0, sizeof(*set));
 	/* every target may bring its ADDRESS_SEEN key: room for twice as many, load <= 1/2 */
-	while (cap < expected * 4 + 1) {
-		if (cap > ((size_t)1 << 40))
-			return -EINVAL;
-		cap <<= 1;
-	}
-	set->slots = calloc(cap, sizeof(*set->slots));
-	set->used = calloc(cap, 1);
-	if (!set->slots || !set->used) {
-		ct_target_set_free(set);
-		return -ENOMEM;
-	}
-	set->mask = cap - 1;
-	return 0;
+	err = ct_table_alloc(expected * 4 + 1, sizeof(*set->slots), &slots, &set->used, &set->mask);
+	set->slots = slots;
+	return err;
 }
 
 void ct_target_set_free(struct ct_target_set *set)
@@ -178,19 +169,14 @@ static int scan_cb(const struct nlmsghdr *h, void *p)
 	}
 	if (l->count >= ctx->limit)
 		return 0;
-	if (l->count == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct ct_entry *items = realloc(l->items, cap * sizeof(*items));
-		if (!items)
-			return -ENOMEM;
-		l->items = items;
-		l->cap = cap;
-	}
-	if (ct_parse_entry(h, &l->items[l->count]) < 0) {
+	struct ct_entry *slot = ct_entry_list_next_slot(l);
+	if (!slot)
+		return -ENOMEM;
+	if (ct_parse_entry(h, slot) < 0) {
 		r->diag.unparsed++;
 		return 0;
 	}
-	l->items[l->count].orig_attr = NULL; /* points into the receive buffer */
+	slot->orig_attr = NULL; /* points into the receive buffer */
 	l->count++;
 	return 0;
 }
