@@ -6,19 +6,23 @@
  *    the in-memory stand-in (native/lib/memory-ipvs.ts): the host kernel has no IPVS. Goal < 50 ms.
  *    Baseline, run side by side: the IPVS hold pass alone (IpvsHold.sync on the same table,
  *    no watch, no plan); the ratio shows what the watch + plan path adds.
+ *    `--ipvs kernel` uses the kernel's IPVS through netlink-native instead (run it inside the
+ *    QEMU guest, as root: `npx tsx test/vm/run.ts --timeout 1800 -- 'cd REPO && node --import tsx
+ *    bench/agent/run.ts --only latency --ipvs kernel --iterations 5'`; under TCG every syscall
+ *    and instruction is emulated, so its figures are an upper bound of the real cost).
  * 2. Memory: RSS of the real agent process (compiled as the image ships it, plain node) with
  *    10,000 managed pods in its cache. Goal < 150 MB. Baseline: the same process with 0 pods.
  *
- *   node --import tsx bench/agent/run.ts [--iterations 20] [--services 1000] [--pods 10000] [--only latency|rss]
+ *   node --import tsx bench/agent/run.ts [--iterations 20] [--services 1000] [--pods 10000] [--only latency|rss] [--ipvs memory|kernel]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { MemoryConntrack } from '../../native/lib/memory-conntrack.js';
 import { MemoryIpvs } from '../../native/lib/memory-ipvs.js';
-import type { IpvsServiceKey } from '../../native/lib/types.js';
+import type { IpvsApi, IpvsServiceKey } from '../../native/lib/types.js';
 import { Agent } from '../../agent/agent.js';
 import { AgentMetrics } from '../../agent/metrics.js';
 import { IpvsHold } from '../../agent/ipvs-hold.js';
@@ -39,6 +43,8 @@ const SERVICES = arg('services', 1000);
 const PODS = arg('pods', 10_000);
 /** `--only latency` or `--only rss`: one half (profiling). */
 const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+/** `--ipvs kernel`: the kernel's IPVS (inside the QEMU guest); default: the in-memory stand-in. */
+const KERNEL_IPVS = args.includes('--ipvs') && args[args.indexOf('--ipvs') + 1] === 'kernel';
 const TARGET = '10.40.0.1';
 const REPO = new URL('../..', import.meta.url).pathname;
 
@@ -47,8 +53,8 @@ function serviceKey(i: number): IpvsServiceKey {
 }
 
 /** `services` mh services; the target pod is a real server of the first `held` of them. */
-async function buildTable(services: number, held: number): Promise<MemoryIpvs> {
-  const ipvs = new MemoryIpvs();
+async function buildTable(services: number, held: number): Promise<IpvsApi> {
+  const ipvs = KERNEL_IPVS ? await emptyKernelIpvs() : new MemoryIpvs();
   for (let i = 0; i < services; i++) {
     const key = serviceKey(i);
     await ipvs.addService({ key, scheduler: 'mh' });
@@ -59,6 +65,23 @@ async function buildTable(services: number, held: number): Promise<MemoryIpvs> {
   return ipvs;
 }
 
+let kernelIpvs: (IpvsApi & { close(): void }) | undefined;
+
+/** The kernel's IPVS through netlink-native (one handle for the run), every service deleted. */
+async function emptyKernelIpvs(): Promise<IpvsApi> {
+  if (kernelIpvs === undefined) {
+    const { openNetlink } = await import('../../native/lib/index.js');
+    kernelIpvs = openNetlink();
+  }
+  const api = kernelIpvs;
+  for (const service of await api.listServices()) await api.deleteService(service.key);
+  // A fresh object per table: watchToWeightZero wraps setDestinationWeight on it.
+  return {
+    listServices: () => api.listServices(), listDestinations: (s) => api.listDestinations(s), setDestinationWeight: (s, d, w) => api.setDestinationWeight(s, d, w),
+    addDestination: (s, d) => api.addDestination(s, d), deleteDestination: (s, d) => api.deleteDestination(s, d), addService: (s) => api.addService(s), deleteService: (s) => api.deleteService(s),
+  };
+}
+
 function stats(samples: number[]): { median: number; p95: number; max: number } {
   const s = [...samples].sort((a, b) => a - b);
   const at = (q: number): number => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
@@ -67,8 +90,11 @@ function stats(samples: number[]): { median: number; p95: number; max: number } 
 
 async function holdPassAlone(held: number): Promise<number[]> {
   const out: number[] = [];
+  // The kernel's table is built once (4,000 netlink calls) and the target's weights put back.
+  const shared = KERNEL_IPVS ? await buildTable(SERVICES, held) : undefined;
   for (let i = 0; i < ITERATIONS; i++) {
-    const ipvs = await buildTable(SERVICES, held);
+    const ipvs = shared ?? (await buildTable(SERVICES, held));
+    if (shared !== undefined) for (let s = 0; s < held; s++) await shared.setDestinationWeight(serviceKey(s), { address: TARGET, port: 8080 }, 1);
     const hold = new IpvsHold({ ipvs, logger: pino({ level: 'silent' }) });
     const t0 = performance.now();
     await hold.sync([{ uid: 'u', key: 'shop/target', ips: [TARGET] }], new Set());
@@ -193,13 +219,16 @@ async function rssOfAgent(pods: number, dir: string, main: string): Promise<{ po
 
 const dir = mkdtempSync(join(tmpdir(), 'cd-bench-agent-'));
 try {
-  console.log(`bench/agent: ${SERVICES} IPVS services (in-memory stand-in: no IPVS on the host kernel), ${ITERATIONS} iterations`);
+  console.log(`bench/agent: ${SERVICES} IPVS services (${KERNEL_IPVS ? 'the kernel\'s IPVS through netlink-native' : 'in-memory stand-in: no IPVS on the host kernel'}), ${ITERATIONS} iterations, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   for (const held of ONLY === 'rss' ? [] : [SERVICES, 1]) {
     const alone = stats(await holdPassAlone(held));
     const e2e = stats(await watchToWeightZero(held, dir));
     console.log(`held servers ${String(held).padStart(4)}: watch event -> weight 0 on all: median ${e2e.median.toFixed(1)} ms, p95 ${e2e.p95.toFixed(1)} ms, max ${e2e.max.toFixed(1)} ms | baseline hold pass alone: median ${alone.median.toFixed(1)} ms | ratio ${(e2e.median / alone.median).toFixed(2)} (goal < 50 ms)`);
   }
-  if (ONLY === 'latency') process.exit(0);
+  if (ONLY === 'latency') {
+    kernelIpvs?.close();
+    process.exit(0);
+  }
   const main = buildDist();
   const idle = await rssOfAgent(0, dir, main);
   const full = await rssOfAgent(PODS, dir, main);

@@ -1,9 +1,8 @@
-/** The in-memory netlink stand-ins (native/lib) combined into one NetlinkApi-shaped object for the bench. */
+/** The in-memory conntrack stand-in with an IPVS (the in-memory one, or the kernel's through netlink-native) as one object for the bench. */
 import { MemoryConntrack } from '../../native/lib/memory-conntrack.js';
-import { MemoryIpvs } from '../../native/lib/memory-ipvs.js';
 import type { ConntrackApi, IpvsApi } from '../../native/lib/types.js';
 
-export function memoryNetlink(ct: MemoryConntrack, ipvs: MemoryIpvs): ConntrackApi & IpvsApi {
+export function memoryNetlink(ct: MemoryConntrack, ipvs: IpvsApi): ConntrackApi & IpvsApi {
   return {
     deleteConntrack: (o) => ct.deleteConntrack(o), deleteConntrackEntries: (e) => ct.deleteConntrackEntries(e), listConntrack: (o) => ct.listConntrack(o), scanDnatEntries: (o) => ct.scanDnatEntries(o), conntrackStats: () => ct.conntrackStats(),
     listServices: () => ipvs.listServices(), listDestinations: (s) => ipvs.listDestinations(s), setDestinationWeight: (s, d, w) => ipvs.setDestinationWeight(s, d, w),
