@@ -176,3 +176,25 @@ test('index fast path: known servers are edited before the scan; one the proxy d
   assert.equal(hold.size, 2);
   assert.deepEqual(restores, ['readd']);
 });
+
+test('a pod that drains again after Ready: its servers edited by the fast path, before any scan, and the original weight kept', async () => {
+  const ipvs = await node();
+  const { hold } = rig(ipvs);
+  await hold.sync([POD], new Set()); // first drain
+  await hold.sync([POD], new Set()); // the next interval's pass, still draining: its scan leaves weight 0 in the index
+  await hold.sync([], new Set([POD.uid])); // Ready again: weights back (3 and 1)
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1, '10.2.0.1:8080': 3 });
+  // The second drain: count the calls made before the first listServices (the full scan).
+  ipvs.history.length = 0;
+  const scanned = new Promise<number>((resolve) => {
+    const list = ipvs.listServices.bind(ipvs);
+    ipvs.listServices = () => {
+      resolve(ipvs.history.filter((h) => h.op === 'setDestinationWeight' && h.weight === 0).length);
+      return list();
+    };
+  });
+  await hold.sync([POD], new Set());
+  assert.equal(await scanned, 2, 'both known servers edited to 0 before the scan (the index said 0 from the first drain\'s second pass)');
+  await hold.sync([], new Set([POD.uid]));
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1, '10.2.0.1:8080': 3 }, 'the original weight (3), not the default');
+});

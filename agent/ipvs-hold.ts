@@ -210,11 +210,14 @@ export class IpvsHold {
           if (this.holds.has(id)) continue;
           const h = this.newHold(pod, service, dest);
           this.holds.set(id, h);
+          // Edited whatever weight the index remembers: the index is a snapshot, and the last
+          // one may date from this pod's previous drain (weight 0 then, its original weight
+          // again since the release); skipping it would leave the edit to the full scan.
           // Found missing by the edit: the proxy deleted it as the drain began (kube-router
           // deletes an unready endpoint at once on nodes without connections to it, racing
           // this hold). The index, refreshed while the pod was serving, says it was there:
           // the hold stays and the scan below re-adds it (original weight, then 0).
-          if (dest.weight !== 0) work.push(async () => {
+          work.push(async () => {
             if ((await this.setZero(h, undefined)) === 'done') report.add(h);
           });
         }
@@ -317,6 +320,17 @@ export class IpvsHold {
     }
   }
 
+  /**
+   * Keeps the index's weight of a released server current: its next drain takes the original
+   * weight to restore from the index, and the index's last scan may date from the drain (0).
+   */
+  private rememberWeight(held: HeldServer, weight: number): void {
+    const id = heldId(held.service, held.destination);
+    for (const entry of this.index.get(held.destination.address.toLowerCase()) ?? []) {
+      if (heldId(entry.service.key, entry.dest) === id) entry.dest = { ...entry.dest, weight };
+    }
+  }
+
   private async releasePod(uid: string, why: 'serving' | 'gone'): Promise<void> {
     const { ipvs, logger } = this.options;
     for (const [id, held] of [...this.holds]) {
@@ -329,6 +343,7 @@ export class IpvsHold {
         } else if (why === 'serving') {
           const current = (await ipvs.listDestinations(held.service)).find((d) => destinationId(d) === destinationId(held.destination));
           if (current !== undefined && current.weight === 0) await ipvs.setDestinationWeight(held.service, held.destination, held.originalWeight);
+          if (current !== undefined) this.rememberWeight(held, current.weight === 0 ? held.originalWeight : current.weight);
           log.info({ service: serviceId(held.service), weight: held.originalWeight }, 'ipvs: pod Ready again; original weight back, hold released');
         } else {
           log.info({ service: serviceId(held.service) }, 'ipvs: pod gone; hold released, server left as the proxy left it');
