@@ -35,7 +35,7 @@ function netlink(ct: MemoryConntrack, ipvs: MemoryIpvs): ConntrackApi & IpvsApi 
   return {
     openConntrackEvents: (o) => ct.openConntrackEvents(o),
     deleteConntrack: (o) => ct.deleteConntrack(o), deleteConntrackEntries: (e) => ct.deleteConntrackEntries(e), listConntrack: (o) => ct.listConntrack(o), scanDnatEntries: (o) => ct.scanDnatEntries(o), conntrackStats: () => ct.conntrackStats(),
-    listServices: () => ipvs.listServices(), listDestinations: (s) => ipvs.listDestinations(s), setDestinationWeight: (s, d, w) => ipvs.setDestinationWeight(s, d, w),
+    listServices: () => ipvs.listServices(), listDestinations: (s) => ipvs.listDestinations(s), setDestinationWeight: (s, d, w) => ipvs.setDestinationWeight(s, d, w), setDestinationWeights: (e) => ipvs.setDestinationWeights(e),
     addDestination: (s, d) => ipvs.addDestination(s, d), deleteDestination: (s, d) => ipvs.deleteDestination(s, d), addService: (s) => ipvs.addService(s), deleteService: (s) => ipvs.deleteService(s),
   };
 }

@@ -199,8 +199,7 @@ export class IpvsHold {
   private async holdKnown(draining: readonly DrainingPod[]): Promise<void> {
     const held = new Set<string>();
     for (const h of this.holds.values()) held.add(h.podUid);
-    const work: Array<() => Promise<void>> = [];
-    const report = new HoldReport();
+    const zeros: HeldServer[] = [];
     for (const pod of draining) {
       if (held.has(pod.uid)) continue;
       for (const ip of pod.ips) {
@@ -217,14 +216,16 @@ export class IpvsHold {
           // deletes an unready endpoint at once on nodes without connections to it, racing
           // this hold). The index, refreshed while the pod was serving, says it was there:
           // the hold stays and the scan below re-adds it (original weight, then 0).
-          work.push(async () => {
-            if ((await this.setZero(h, undefined)) === 'done') report.add(h);
-          });
+          zeros.push(h);
         }
       }
     }
-    if (work.length === 0) return;
-    await mapLimit(work, this.options.concurrency ?? 8, (fn) => fn());
+    if (zeros.length === 0) return;
+    const report = new HoldReport();
+    const outcomes = await this.setZeros(zeros.map((h) => ({ held: h, restore: undefined })));
+    zeros.forEach((h, i) => {
+      if (outcomes[i] === 'done') report.add(h);
+    });
     report.log(this.options.logger);
     this.options.hooks?.changed?.();
   }
@@ -253,7 +254,7 @@ export class IpvsHold {
     let changed = false;
     const seen = new Set<string>();
     const work: Array<() => Promise<void>> = [];
-    const report = new HoldReport();
+    const zeros: Array<{ held: HeldServer; restore: RestoreAction | undefined }> = [];
     for (const { service, dests } of listed) {
       if (dests === undefined || this.options.skipService?.(service.key) === true) continue;
       for (const dest of dests) {
@@ -266,11 +267,9 @@ export class IpvsHold {
           const h = this.newHold(pod, service, dest);
           this.holds.set(id, h);
           changed = true;
-          if (dest.weight !== 0) work.push(async () => {
-            if ((await this.setZero(h, undefined)) === 'done') report.add(h);
-          });
+          if (dest.weight !== 0) zeros.push({ held: h, restore: undefined });
         } else if (dest.weight !== 0) {
-          work.push(async () => void (await this.setZero(held, 'weight')));
+          zeros.push({ held, restore: 'weight' });
         }
       }
     }
@@ -283,26 +282,45 @@ export class IpvsHold {
       work.push(() => this.readd(held, service));
       changed = true;
     }
+    const report = new HoldReport();
+    const outcomes = await this.setZeros(zeros);
+    zeros.forEach((z, i) => {
+      if (outcomes[i] === 'done' && z.restore === undefined) report.add(z.held);
+    });
     await mapLimit(work, concurrency, (fn) => fn());
     report.log(this.options.logger);
     if (changed) this.options.hooks?.changed?.();
   }
 
-  /** Edits one held server to weight 0. New holds are logged by the caller, one line per pod (HoldReport). */
-  private async setZero(held: HeldServer, restore: RestoreAction | undefined): Promise<'done' | 'missing' | 'failed'> {
+  /**
+   * Edits held servers to weight 0, all in one setDestinationWeights call (the addon: one worker
+   * round trip for thousands of servers). `restore` says why an already-held server is edited
+   * again (logged, counted). New holds are logged by the caller, one line per pod (HoldReport).
+   */
+  private async setZeros(items: ReadonlyArray<{ held: HeldServer; restore: RestoreAction | undefined }>): Promise<Array<'done' | 'missing' | 'failed'>> {
+    if (items.length === 0) return [];
     const { logger } = this.options;
+    let results: Array<Error | undefined>;
     try {
-      await this.options.ipvs.setDestinationWeight(held.service, held.destination, 0);
-      if (restore !== undefined) {
-        logger.info({ pod: held.podKey, ip: held.destination.address, service: serviceId(held.service) }, 'ipvs: the proxy reset a held server\'s weight; back to 0');
-        this.options.hooks?.restored?.(restore, held);
-      }
-      return 'done';
+      results = await this.options.ipvs.setDestinationWeights(items.map(({ held }) => ({ service: held.service, destination: held.destination, weight: 0 })));
     } catch (error) {
+      if (isCode(error, 'EIPVSUNAVAILABLE')) throw error;
+      logger.warn({ err: error, servers: items.length }, 'ipvs: could not set weight 0; retried next interval');
+      return items.map(() => 'failed');
+    }
+    return items.map(({ held, restore }, i) => {
+      const error = results[i];
+      if (error === undefined) {
+        if (restore !== undefined) {
+          logger.info({ pod: held.podKey, ip: held.destination.address, service: serviceId(held.service) }, 'ipvs: the proxy reset a held server\'s weight; back to 0');
+          this.options.hooks?.restored?.(restore, held);
+        }
+        return 'done';
+      }
       if (isCode(error, 'ENOENT', 'ESRCH')) return 'missing';
       logger.warn({ pod: held.podKey, ip: held.destination.address, err: error, service: serviceId(held.service) }, 'ipvs: could not set weight 0; retried next interval');
       return 'failed';
-    }
+    });
   }
 
   private async readd(held: HeldServer, service: IpvsService): Promise<void> {

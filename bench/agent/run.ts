@@ -77,7 +77,7 @@ async function emptyKernelIpvs(): Promise<IpvsApi> {
   for (const service of await api.listServices()) await api.deleteService(service.key);
   // A fresh object per table: watchToWeightZero wraps setDestinationWeight on it.
   return {
-    listServices: () => api.listServices(), listDestinations: (s) => api.listDestinations(s), setDestinationWeight: (s, d, w) => api.setDestinationWeight(s, d, w),
+    listServices: () => api.listServices(), listDestinations: (s) => api.listDestinations(s), setDestinationWeight: (s, d, w) => api.setDestinationWeight(s, d, w), setDestinationWeights: (e) => api.setDestinationWeights(e),
     addDestination: (s, d) => api.addDestination(s, d), deleteDestination: (s, d) => api.deleteDestination(s, d), addService: (s) => api.addService(s), deleteService: (s) => api.deleteService(s),
   };
 }
@@ -116,11 +116,22 @@ async function watchToWeightZero(held: number, dir: string): Promise<number[]> {
   let onZero = (): void => undefined;
   let onRestored = (): void => undefined;
   const realSet = ipvs.setDestinationWeight.bind(ipvs);
-  ipvs.setDestinationWeight = async (s, d, w) => {
-    await realSet(s, d, w);
-    if (d.address !== TARGET) return;
+  const realSetMany = ipvs.setDestinationWeights.bind(ipvs);
+  const observe = (address: string, w: number): void => {
+    if (address !== TARGET) return;
     if (w === 0 && ++zeroes === held) onZero();
     if (w > 0 && ++restored === held) onRestored();
+  };
+  ipvs.setDestinationWeight = async (s, d, w) => {
+    await realSet(s, d, w);
+    observe(d.address, w);
+  };
+  ipvs.setDestinationWeights = async (edits) => {
+    const results = await realSetMany(edits);
+    edits.forEach((e, i) => {
+      if (results[i] === undefined) observe(e.destination.address, e.weight);
+    });
+    return results;
   };
   const config = loadAgentConfig({ flags: { nodeName: 'node-0', kubeconfig, stateFile: join(dir, `state-${held}.json`), logLevel: 'silent' }, env: {} });
   if (!config.ok) throw new Error(config.error.join('; '));

@@ -29,10 +29,12 @@ import type {
   IpvsService,
   IpvsServiceKey,
   IpvsServiceSpec,
+  IpvsWeightEdit,
   ListConntrackOptions,
   ScanDnatOptions,
   ScanDnatResult,
   NetlinkApi,
+  NetlinkError,
   OpenOptions,
 } from './types.js';
 
@@ -162,6 +164,10 @@ export class NativeNetlink implements NetlinkApi {
 
   setDestinationWeight(service: IpvsServiceKey, destination: IpvsDestinationKey, weight: number): Promise<void> {
     return this.ipvs.setDestinationWeight(service, destination, weight);
+  }
+
+  setDestinationWeights(edits: readonly IpvsWeightEdit[]): Promise<Array<NetlinkError | undefined>> {
+    return this.ipvs.setDestinationWeights(edits);
   }
 
   addDestination(service: IpvsServiceKey, destination: IpvsDestinationSpec): Promise<void> {

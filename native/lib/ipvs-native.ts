@@ -4,7 +4,7 @@
  * their raw results back, and turns their errno into the same NetlinkErrors as the stand-in.
  * NativeNetlink (index.ts) delegates its IpvsApi methods here.
  */
-import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsForwarding, type IpvsProtocol, type IpvsService, type IpvsServiceKey, type IpvsServiceSpec } from './types.js';
+import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsForwarding, type IpvsProtocol, type IpvsService, type IpvsServiceKey, type IpvsServiceSpec, type IpvsWeightEdit } from './types.js';
 import { addressFamily, checkDestinationKey, checkDestinationSpec, checkServiceKey, checkServiceSpec, checkWeight, ipvsFlagNames, IPVS_FORWARDINGS, IPVS_TUNNEL_TYPES } from './ipvs-keys.js';
 import { ipvsError, ipvsUnavailable, IPVS_UNAVAILABLE_CODE, type IpvsErrorContext } from './ipvs-errors.js';
 
@@ -105,6 +105,22 @@ export class NativeIpvs implements IpvsApi {
     checkDestinationKey(op, service, destination);
     checkWeight(op, weight);
     await this.call(op, 'ipvs_set_weight', { service: toRawKey(service), destination: toRawDestinationKey(destination), weight }, { service, destination });
+  }
+
+  async setDestinationWeights(edits: readonly IpvsWeightEdit[]): Promise<Array<NetlinkError | undefined>> {
+    const op = 'setDestinationWeights';
+    for (const e of edits) {
+      checkServiceKey(op, e.service);
+      checkDestinationKey(op, e.service, e.destination);
+      checkWeight(op, e.weight);
+    }
+    if (edits.length === 0) return [];
+    const raw = edits.map((e) => ({ service: toRawKey(e.service), destination: toRawDestinationKey(e.destination), weight: e.weight }));
+    const errnos = (await this.call(op, 'ipvs_set_weights', { edits: raw }, {})) as number[];
+    return edits.map((e, i) => {
+      const errno = errnos[i] ?? 0;
+      return errno === 0 ? undefined : ipvsError(op, errno, { service: e.service, destination: e.destination });
+    });
   }
 
   async addDestination(service: IpvsServiceKey, destination: IpvsDestinationSpec): Promise<void> {

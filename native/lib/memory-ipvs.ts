@@ -10,7 +10,7 @@
  * Tests use the `proxy*` methods to play the node's service proxy (kube-proxy) changing IPVS
  * behind the agent's back, and setConnections to fake connection counters.
  */
-import type { IpvsApi, IpvsDestination, IpvsDestinationKey, IpvsDestinationSpec, IpvsService, IpvsServiceKey, IpvsServiceSpec } from './types.js';
+import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsService, type IpvsServiceKey, type IpvsServiceSpec, type IpvsWeightEdit } from './types.js';
 import { canonicalAddress, addressFamily, checkDestinationKey, checkDestinationSpec, checkServiceKey, checkServiceSpec, checkWeight, defaultNetmask, ipvsFlagNames, IPVS_SVC_F_HASHED, sameDestinationKey } from './ipvs-keys.js';
 import { errnoNumber, ipvsError, ipvsUnavailable } from './ipvs-errors.js';
 
@@ -101,6 +101,29 @@ export class MemoryIpvs implements IpvsApi {
       const current = stored.destinations[index];
       if (current !== undefined) stored.destinations[index] = { ...current, weight };
       this.history.push({ op, service, destination, weight });
+    });
+  }
+
+  /** As the addon: arguments checked first (one bad edit rejects all), then each edit in order. */
+  setDestinationWeights(edits: readonly IpvsWeightEdit[]): Promise<Array<NetlinkError | undefined>> {
+    return this.run('setDestinationWeights', (op) => {
+      for (const e of edits) {
+        checkServiceKey(op, e.service);
+        checkDestinationKey(op, e.service, e.destination);
+        checkWeight(op, e.weight);
+      }
+      return edits.map((e) => {
+        try {
+          const { stored, index } = this.findDest(op, e.service, e.destination);
+          const current = stored.destinations[index];
+          if (current !== undefined) stored.destinations[index] = { ...current, weight: e.weight };
+          this.history.push({ op: 'setDestinationWeight', service: e.service, destination: e.destination, weight: e.weight });
+          return undefined;
+        } catch (error) {
+          if (error instanceof NetlinkError) return error;
+          throw error;
+        }
+      });
     });
   }
 

@@ -351,12 +351,25 @@ export interface IpvsDestinationSpec extends IpvsDestinationKey {
   tunnelFlags?: number;
 }
 
+/** One edit of setDestinationWeights. */
+export interface IpvsWeightEdit {
+  service: IpvsServiceKey;
+  destination: IpvsDestinationKey;
+  weight: number;
+}
+
 export interface IpvsApi {
   /** Rejects with NetlinkError code `EIPVSUNAVAILABLE` when the IPVS genl family is absent. */
   listServices(): Promise<IpvsService[]>;
   listDestinations(service: IpvsServiceKey): Promise<IpvsDestination[]>;
   /** Read-modify-write: keeps forwarding method, thresholds and tunnel fields. */
   setDestinationWeight(service: IpvsServiceKey, destination: IpvsDestinationKey, weight: number): Promise<void>;
+  /**
+   * setDestinationWeight for many servers in one call, in order (the addon: one worker round
+   * trip for all). One result per edit: undefined when done, else the NetlinkError that edit
+   * met (ESRCH, ENOENT...). Invalid arguments, or IPVS unavailable, reject the whole call.
+   */
+  setDestinationWeights(edits: readonly IpvsWeightEdit[]): Promise<Array<NetlinkError | undefined>>;
   addDestination(service: IpvsServiceKey, destination: IpvsDestinationSpec): Promise<void>;
   deleteDestination(service: IpvsServiceKey, destination: IpvsDestinationKey): Promise<void>;
   addService(spec: IpvsServiceSpec): Promise<void>;

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 
@@ -17,9 +18,10 @@
  *   destination  { address, port, family?: 4|6, fwd?: 0..4, weight?, uThresh?, lThresh?,
  *                  tunType?: 0..2, tunPort?: u16, tunFlags?: u16 }
  *   service spec { service: key, scheduler: string, flags?, timeout?, netmask? }
+ *   weight edits { edits: [{ service: key, destination: key, weight }] } (ipvs_set_weights)
  * Results: services [{ family, fwmark, protocol, address, port, scheduler, flags, timeout,
  * netmask }], destinations [{ address, port, family, fwd, weight, uThresh, lThresh, tunType,
- * tunPort, tunFlags, active, inactive, persistent }]. */
+ * tunPort, tunFlags, active, inactive, persistent }]; ipvs_set_weights: [errno per edit, 0 = done]. */
 struct ipvs_op {
 	struct ipvs_service svc;      /* key for every op; the full spec for add_service */
 	struct ipvs_dest dest;
@@ -303,6 +305,94 @@ static void ipvs_op_release(void *state)
 	ipvs_dest_list_free(&s->dests);
 }
 
+/* --- ipvs_set_weights: many read-modify-write weight edits in one worker call (the IPVS hold
+ * edits up to thousands of servers when a pod starts draining; one call each would pay a
+ * thread-pool round trip and a Promise per server). Each edit is ipvs_set_dest_weight; its
+ * errno is reported per edit. IPVS unavailable fails the whole call. */
+struct weight_edit {
+	struct ipvs_service_key key;
+	struct ipvs_dest dest;
+	uint32_t weight;
+	int errnum;
+};
+
+struct ipvs_weights_op {
+	struct weight_edit *edits;
+	uint32_t count;
+};
+
+static int ipvs_weights_parse(napi_env env, napi_value args, void *state, struct op_error *err)
+{
+	struct ipvs_weights_op *s = state;
+	napi_value arr;
+	uint32_t n;
+
+	if (arg_array(env, args, "edits", &arr, &n, err) < 0)
+		return -EINVAL;
+	s->edits = calloc(n ? n : 1, sizeof(*s->edits));
+	if (!s->edits) {
+		set_error(err, ENOMEM, NULL, "out of memory for %u weight edits", n);
+		return -ENOMEM;
+	}
+	s->count = n;
+	for (uint32_t i = 0; i < n; i++) {
+		napi_value v = arg_element(env, arr, i);
+		struct weight_edit *e = &s->edits[i];
+		int64_t w;
+
+		if (arg_type(env, v) != napi_object) {
+			set_error(err, EINVAL, NULL, "edits[%u] must be an object", i);
+			return -EINVAL;
+		}
+		if (ipvs_parse_key(env, arg_prop(env, v, "service"), &e->key, err) < 0 ||
+		    ipvs_parse_dest(env, arg_prop(env, v, "destination"), 0, &e->dest, err) < 0 ||
+		    arg_int(env, v, "weight", 0, INT32_MAX, -1, &w, err) < 0)
+			return -EINVAL;
+		if (w < 0) {
+			set_error(err, EINVAL, NULL, "edits[%u].weight is required", i);
+			return -EINVAL;
+		}
+		e->weight = (uint32_t)w;
+	}
+	return 0;
+}
+
+static int ipvs_weights_execute(struct handle *h, void *state, struct op_error *err)
+{
+	struct ipvs_weights_op *s = state;
+
+	for (uint32_t i = 0; i < s->count; i++) {
+		struct weight_edit *e = &s->edits[i];
+		int rc = ipvs_set_dest_weight(&h->genl, &e->key, &e->dest, e->weight);
+
+		if (rc == -IPVS_EUNAVAILABLE)
+			return ipvs_done(rc, err);
+		e->errnum = rc < 0 ? -rc : 0;
+	}
+	return 0;
+}
+
+static napi_value ipvs_weights_result(napi_env env, void *state)
+{
+	struct ipvs_weights_op *s = state;
+	napi_value arr = NULL;
+
+	napi_create_array_with_length(env, s->count, &arr);
+	for (uint32_t i = 0; arr && i < s->count; i++) {
+		napi_value n = NULL;
+		napi_create_uint32(env, (uint32_t)s->edits[i].errnum, &n);
+		napi_set_element(env, arr, i, n);
+	}
+	return arr;
+}
+
+static void ipvs_weights_release(void *state)
+{
+	struct ipvs_weights_op *s = state;
+	free(s->edits);
+	s->edits = NULL;
+}
+
 #define IPVS_OP(js_name, parse, execute, result)                                               \
 	{ js_name, sizeof(struct ipvs_op), parse, execute, result, ipvs_op_release }
 
@@ -310,6 +400,8 @@ static const struct op_def ROWS[] = {
 	IPVS_OP("ipvs_list_services", op_no_args, ipvs_list_services_execute, ipvs_list_services_result),
 	IPVS_OP("ipvs_list_destinations", ipvs_key_parse, ipvs_list_destinations_execute, ipvs_list_destinations_result),
 	IPVS_OP("ipvs_set_weight", ipvs_weight_parse, ipvs_set_weight_execute, op_no_result),
+	{ "ipvs_set_weights", sizeof(struct ipvs_weights_op), ipvs_weights_parse, ipvs_weights_execute, ipvs_weights_result,
+	  ipvs_weights_release },
 	IPVS_OP("ipvs_add_destination", ipvs_dest_full_parse, ipvs_add_destination_execute, op_no_result),
 	IPVS_OP("ipvs_delete_destination", ipvs_dest_key_parse, ipvs_delete_destination_execute, op_no_result),
 	IPVS_OP("ipvs_add_service", ipvs_spec_parse, ipvs_add_service_execute, op_no_result),

@@ -122,6 +122,30 @@ export function describeIpvsContract(name: string, createTarget: () => Promise<I
       assert.deepEqual(byAddress(await api.listDestinations(tcp80), '10.244.2.6'), { ...byAddress(before, '10.244.2.6'), weight: 5 });
     });
 
+    test('many weight edits in one call: each keeps its fields, a missing server or service is reported for that edit only', async () => {
+      await api.addService({ key: tcp80, scheduler: 'mh' });
+      await api.addService({ key: mark42, scheduler: 'rr' });
+      await api.addDestination(tcp80, { address: '10.244.2.6', port: 8080, weight: 3, forwarding: 'tunnel', tunnelType: 'gue', tunnelPort: 6080, upperThreshold: 100, lowerThreshold: 10 });
+      await api.addDestination(tcp80, { address: '10.244.1.5', port: 8080, weight: 7 });
+      await api.addDestination(mark42, { address: '10.244.9.9', port: 0, weight: 1, forwarding: 'route' });
+      const before = await api.listDestinations(tcp80);
+      const results = await api.setDestinationWeights([
+        { service: tcp80, destination: { address: '10.244.2.6', port: 8080 }, weight: 0 },
+        { service: tcp80, destination: { address: '10.244.7.7', port: 8080 }, weight: 0 },
+        { service: udp6, destination: { address: 'fd00:244::5', port: 5353 }, weight: 0 },
+        { service: mark42, destination: { address: '10.244.9.9', port: 0 }, weight: 0 },
+      ]);
+      assert.deepEqual(results.map((r) => r?.code), [undefined, 'ENOENT', 'ESRCH', undefined], 'done, no such destination, no such service, done');
+      assert.ok(results[1] instanceof NetlinkError && results[1].message.includes('10.244.7.7'), 'the error names the destination');
+      const after = await api.listDestinations(tcp80);
+      assert.deepEqual(byAddress(after, '10.244.2.6'), { ...byAddress(before, '10.244.2.6'), weight: 0 }, 'only the weight changed');
+      assert.deepEqual(byAddress(after, '10.244.1.5'), byAddress(before, '10.244.1.5'), 'untouched');
+      assert.equal(byAddress(await api.listDestinations(mark42), '10.244.9.9').weight, 0);
+      assert.deepEqual(await api.setDestinationWeights([]), []);
+      await assert.rejects(api.setDestinationWeights([{ service: tcp80, destination: { address: '10.244.1.5', port: 8080 }, weight: -1 }]), (e: unknown) => e instanceof NetlinkError && e.code === 'EINVAL', 'a bad edit rejects the call');
+      assert.equal(byAddress(await api.listDestinations(tcp80), '10.244.1.5').weight, 7, 'and nothing was edited');
+    });
+
     test('weight edits on IPv6 and fwmark services', async () => {
       await api.addService({ key: udp6, scheduler: 'rr' });
       await api.addService({ key: mark42, scheduler: 'rr' });
