@@ -12,7 +12,7 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { openNetlink } from '../lib/index.js';
 import { conntrackEventsContract, until, type EventsTarget } from './conntrack-events-contract.js';
-import { isRoot, startInNetns } from './conntrack-netns.js';
+import { isRoot, startInNetns, wireClientNodePod } from './conntrack-netns.js';
 
 const skip = !isRoot() ? 'needs root (network namespaces)' : false;
 const PREFIX = `events-${process.pid}-`;
@@ -177,20 +177,7 @@ describe('conntrack event index on the kernel: real flows through a DNATed servi
     client = addNetns('c');
     node = addNetns('n');
     pod = addNetns('p');
-    const vc = `ev${process.pid % 100000}c`;
-    const vp = `ev${process.pid % 100000}p`;
-    sh('ip', ['link', 'add', `${vc}a`, 'netns', client, 'type', 'veth', 'peer', 'name', `${vc}b`, 'netns', node]);
-    sh('ip', ['link', 'add', `${vp}a`, 'netns', pod, 'type', 'veth', 'peer', 'name', `${vp}b`, 'netns', node]);
-    const setup = [
-      [client, `addr add 10.202.1.2/24 dev ${vc}a`], [client, `-6 addr add fd02:1::2/64 dev ${vc}a nodad`], [client, `link set ${vc}a up`],
-      [client, 'route add default via 10.202.1.1'], [client, '-6 route add default via fd02:1::1'],
-      [node, `addr add 10.202.1.1/24 dev ${vc}b`], [node, `-6 addr add fd02:1::1/64 dev ${vc}b nodad`], [node, `link set ${vc}b up`],
-      [node, `addr add 10.202.2.1/24 dev ${vp}b`], [node, `-6 addr add fd02:2::1/64 dev ${vp}b nodad`], [node, `link set ${vp}b up`],
-      [pod, `addr add ${POD4}/24 dev ${vp}a`], [pod, `-6 addr add ${POD6}/64 dev ${vp}a nodad`], [pod, `link set ${vp}a up`],
-      [pod, 'route add default via 10.202.2.1'], [pod, '-6 route add default via fd02:2::1'],
-    ];
-    for (const [ns, cmd] of setup) sh('ip', ['-n', ns ?? '', ...(cmd ?? '').split(' ')]);
-    sh('ip', ['netns', 'exec', node, 'sysctl', '-qw', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1']);
+    wireClientNodePod({ client, node, pod }, '10.202', 'fd02');
     sh('ip', ['netns', 'exec', node, 'nft', '-f', '-'], `
       table inet events {
         chain pre { type nat hook prerouting priority dstnat;

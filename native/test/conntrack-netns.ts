@@ -83,3 +83,27 @@ export function runCli(args: string[]): { status: number | null; stdout: string;
   const r = spawnSync(process.execPath, ['--import', 'tsx', CLI_MAIN, 'conntrack', ...args], { encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+/**
+ * client --(veth)--> node --(veth)--> pod, both families: the client side is `<v4>.1.0/24` and
+ * `<v6>:1::/64` (node .1, client .2), the pod side `<v4>.2.0/24` and `<v6>:2::/64` (node .1,
+ * pod .2), default routes through the node, forwarding on in the node. E.g. v4 `10.201`, v6
+ * `fd01`: the pod is 10.201.2.2 and fd01:2::2, the node 10.201.1.1 on the client side.
+ */
+export function wireClientNodePod(ns: { client: string; node: string; pod: string }, v4: string, v6: string): void {
+  const name = (of: string, side: string): string => `${of.slice(-6)}${side}`.replace(/[^a-z0-9]/gi, 'x');
+  const vc = name(ns.client, 'c');
+  const vp = name(ns.pod, 'p');
+  sh('ip', ['link', 'add', `${vc}a`, 'netns', ns.client, 'type', 'veth', 'peer', 'name', `${vc}b`, 'netns', ns.node]);
+  sh('ip', ['link', 'add', `${vp}a`, 'netns', ns.pod, 'type', 'veth', 'peer', 'name', `${vp}b`, 'netns', ns.node]);
+  const setup: Array<[string, string]> = [
+    [ns.client, `addr add ${v4}.1.2/24 dev ${vc}a`], [ns.client, `-6 addr add ${v6}:1::2/64 dev ${vc}a nodad`], [ns.client, `link set ${vc}a up`],
+    [ns.client, `route add default via ${v4}.1.1`], [ns.client, `-6 route add default via ${v6}:1::1`],
+    [ns.node, `addr add ${v4}.1.1/24 dev ${vc}b`], [ns.node, `-6 addr add ${v6}:1::1/64 dev ${vc}b nodad`], [ns.node, `link set ${vc}b up`],
+    [ns.node, `addr add ${v4}.2.1/24 dev ${vp}b`], [ns.node, `-6 addr add ${v6}:2::1/64 dev ${vp}b nodad`], [ns.node, `link set ${vp}b up`],
+    [ns.pod, `addr add ${v4}.2.2/24 dev ${vp}a`], [ns.pod, `-6 addr add ${v6}:2::2/64 dev ${vp}a nodad`], [ns.pod, `link set ${vp}a up`],
+    [ns.pod, `route add default via ${v4}.2.1`], [ns.pod, `-6 route add default via ${v6}:2::1`],
+  ];
+  for (const [where, cmd] of setup) sh('ip', ['-n', where, ...cmd.split(' ')]);
+  inNetns(ns.node, 'sysctl', ['-qw', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1']);
+}

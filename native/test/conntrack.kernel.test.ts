@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadAddon } from '../lib/addon.js';
 import { openNetlink, NetlinkError, type NativeNetlink, type NativeOpenOptions } from '../lib/index.js';
 import { conntrackContract, entryKey, fixture, POD, type ConntrackTarget } from './conntrack-contract.js';
-import { addNetns, conntrackCliKeys, deleteAllNetns, deleteNetns, inNetns, isRoot, sh, startInNetns } from './conntrack-netns.js';
+import { addNetns, conntrackCliKeys, deleteAllNetns, deleteNetns, inNetns, isRoot, startInNetns, wireClientNodePod } from './conntrack-netns.js';
 
 const skip = !isRoot() ? 'needs root (network namespaces)' : false;
 
@@ -218,20 +218,7 @@ describe('conntrack on the kernel: real flows through a DNATed service', { skip 
     client = addNetns('c');
     node = addNetns('n');
     pod = addNetns('p');
-    const vc = `${client.slice(-6)}c`.replace(/[^a-z0-9]/gi, 'x');
-    const vp = `${pod.slice(-6)}p`.replace(/[^a-z0-9]/gi, 'x');
-    sh('ip', ['link', 'add', `${vc}a`, 'netns', client, 'type', 'veth', 'peer', 'name', `${vc}b`, 'netns', node]);
-    sh('ip', ['link', 'add', `${vp}a`, 'netns', pod, 'type', 'veth', 'peer', 'name', `${vp}b`, 'netns', node]);
-    const setup = [
-      [client, `addr add 10.201.1.2/24 dev ${vc}a`], [client, `-6 addr add fd01:1::2/64 dev ${vc}a nodad`], [client, `link set ${vc}a up`],
-      [client, 'route add default via 10.201.1.1'], [client, '-6 route add default via fd01:1::1'],
-      [node, `addr add ${NODE4}/24 dev ${vc}b`], [node, `-6 addr add fd01:1::1/64 dev ${vc}b nodad`], [node, `link set ${vc}b up`],
-      [node, `addr add 10.201.2.1/24 dev ${vp}b`], [node, `-6 addr add fd01:2::1/64 dev ${vp}b nodad`], [node, `link set ${vp}b up`],
-      [pod, `addr add ${POD4}/24 dev ${vp}a`], [pod, `-6 addr add ${POD6}/64 dev ${vp}a nodad`], [pod, `link set ${vp}a up`],
-      [pod, 'route add default via 10.201.2.1'], [pod, '-6 route add default via fd01:2::1'],
-    ];
-    for (const [ns, cmd] of setup) sh('ip', ['-n', ns ?? '', ...(cmd ?? '').split(' ')]);
-    inNetns(node, 'sysctl', ['-qw', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1']);
+    wireClientNodePod({ client, node, pod }, '10.201', 'fd01');
     inNetns(node, 'nft', ['-f', '-'], `
       table inet cdct {
         chain pre { type nat hook prerouting priority dstnat;
