@@ -305,7 +305,8 @@ export class IpvsHold {
       results = await this.options.ipvs.setDestinationWeights(items.map(({ held }) => ({ service: held.service, destination: held.destination, weight: 0 })));
     } catch (error) {
       if (isCode(error, 'EIPVSUNAVAILABLE')) throw error;
-      logger.warn({ err: error, servers: items.length }, 'ipvs: could not set weight 0; retried next interval');
+      const pods = [...new Set(items.map(({ held }) => held.podKey))];
+      logger.warn({ pods, err: error, servers: items.length }, 'ipvs: could not set weight 0; retried next interval');
       return items.map(() => 'failed');
     }
     return items.map(({ held, restore }, i) => {
