@@ -41,27 +41,20 @@ async function fromFile(path: string): Promise<StaleInventory> {
 }
 
 async function fromApi(connection: KubeConnection, nodeName: string | undefined): Promise<StaleInventory> {
-  const [{ kubeRequest }, { makeLivePodHolders }, { ENDPOINT_SLICES_PATH, SLICE_PAGE_SIZE }] = await Promise.all([
+  const [{ kubeRequest }, { listPages }, { makeLivePodHolders }, { ENDPOINT_SLICES_PATH, SLICE_PAGE_SIZE }] = await Promise.all([
     import('../agent/kube/request.js'),
+    import('../agent/kube/list-pages.js'),
     import('../agent/janitor/live-pods.js'),
     import('../agent/janitor/slice-watch.js'),
   ]);
   const slices: EndpointSliceLike[] = [];
-  let token: string | undefined;
-  do {
-    const page = (await kubeRequest(connection, 'GET', ENDPOINT_SLICES_PATH, { limit: SLICE_PAGE_SIZE, continue: token })) as ListOf<EndpointSliceLike> | undefined;
-    for (const slice of page?.items ?? []) slices.push(pruneEndpointSlice(slice));
-    token = page?.metadata?.continue;
-  } while (token !== undefined && token !== '');
+  for await (const page of listPages(connection, ENDPOINT_SLICES_PATH, { pageSize: SLICE_PAGE_SIZE })) {
+    for (const slice of page.items ?? []) slices.push(pruneEndpointSlice(slice as EndpointSliceLike));
+  }
   let podIps = new Set<string>();
   if (nodeName !== undefined && nodeName !== '') {
-    const pods = (await kubeRequest(connection, 'GET', '/api/v1/pods', { fieldSelector: `spec.nodeName=${nodeName}` })) as ListOf<PodLike> | undefined;
+    const pods = (await kubeRequest(connection, 'GET', '/api/v1/pods', { fieldSelector: `spec.nodeName=${nodeName}` })) as { items?: PodLike[] } | undefined;
     podIps = livePodIps(pods?.items ?? []);
   }
   return { source: connection.getCurrentCluster()?.server ?? 'API server', slices, podIps, livePodHolders: makeLivePodHolders(connection) };
-}
-
-interface ListOf<T> {
-  metadata?: { continue?: string };
-  items?: T[];
 }

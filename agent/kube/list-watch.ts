@@ -19,7 +19,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { Watch } from '@kubernetes/client-node/dist/watch.js';
 import type { Clock, TimerHandle } from '../clock.js';
 import type { KubeConnection } from './connection.js';
-import { kubeRequest } from './request.js';
+import { listPages } from './list-pages.js';
 
 export interface ListWatchHandlers<T> {
   upsert(obj: T): void;
@@ -44,11 +44,6 @@ export interface ListWatchOptions<T> {
   clock: Clock;
   backoffMaxMs: number;
   watchTimeoutSeconds?: number;
-}
-
-interface ListPage {
-  metadata?: { resourceVersion?: string; continue?: string };
-  items?: unknown[];
 }
 
 interface WatchObject {
@@ -139,10 +134,8 @@ export class RestartingListWatch<T> {
   private async list(generation: number): Promise<void> {
     const { connection, path, labelSelector, pageSize = 500, project, keyOf } = this.options;
     const seen = new Set<string>();
-    let token: string | undefined;
     let resourceVersion: string | undefined;
-    do {
-      const page = (await kubeRequest(connection, 'GET', path, { labelSelector, limit: pageSize, continue: token })) as ListPage;
+    for await (const page of listPages(connection, path, { labelSelector, pageSize })) {
       if (generation !== this.generation) return;
       resourceVersion ??= page.metadata?.resourceVersion;
       for (const raw of page.items ?? []) {
@@ -152,8 +145,7 @@ export class RestartingListWatch<T> {
         this.known.add(key);
         this.handlers.upsert(obj);
       }
-      token = page.metadata?.continue === '' ? undefined : page.metadata?.continue;
-    } while (token !== undefined);
+    }
     for (const key of [...this.known]) {
       if (seen.has(key)) continue;
       this.known.delete(key);

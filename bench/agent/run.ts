@@ -31,7 +31,7 @@ import { loadKubeConnection } from '../../agent/kube/load.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { FakeApiServer } from '../../test/apiserver/server.js';
 import { managedPod, setReady } from '../../test/apiserver/pods.js';
-import { memoryNetlink } from './stand-ins.js';
+import { forwardIpvs, memoryNetlink } from './stand-ins.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number): number => {
@@ -75,11 +75,8 @@ async function emptyKernelIpvs(): Promise<IpvsApi> {
   }
   const api = kernelIpvs;
   for (const service of await api.listServices()) await api.deleteService(service.key);
-  // A fresh object per table: watchToWeightZero wraps setDestinationWeight on it.
-  return {
-    listServices: () => api.listServices(), listDestinations: (s) => api.listDestinations(s), setDestinationWeight: (s, d, w) => api.setDestinationWeight(s, d, w), setDestinationWeights: (e) => api.setDestinationWeights(e),
-    addDestination: (s, d) => api.addDestination(s, d), deleteDestination: (s, d) => api.deleteDestination(s, d), addService: (s) => api.addService(s), deleteService: (s) => api.deleteService(s),
-  };
+  // A fresh object per table: watchToWeightZero wraps the weight methods on it.
+  return forwardIpvs(api);
 }
 
 function stats(samples: number[]): { median: number; p95: number; max: number } {

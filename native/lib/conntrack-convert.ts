@@ -20,7 +20,13 @@ export function toRawFilter(f: CheckedFilter): RawFilterArgs {
   return raw;
 }
 
-interface RawTuple { src: string; dst: string; srcPort?: number; dstPort?: number; icmpId?: number; icmpType?: number; icmpCode?: number }
+/**
+ * The addon builds each tuple as a fresh object holding exactly ConntrackTuple's fields (ports
+ * or ICMP fields only when the protocol has them: napi_values.c tuple_value), so entries use it
+ * as is: a copy would double the objects a large dump keeps alive (and the young-generation GC
+ * copies every one of them).
+ */
+type RawTuple = ConntrackTuple;
 
 export interface RawEntry {
   family: number;
@@ -57,23 +63,13 @@ export interface RawDeleteResult extends Omit<DeleteConntrackResult, 'byProtocol
   unparsed: number;
 }
 
-/**
- * The addon builds each tuple as a fresh object holding exactly ConntrackTuple's fields (ports
- * or ICMP fields only when the protocol has them: napi_values.c tuple_value), so it is used as
- * is: a copy would double the objects a large dump keeps alive (and the young-generation GC
- * copies every one of them).
- */
-function toTuple(t: RawTuple): ConntrackTuple {
-  return t;
-}
-
 export function toEntry(raw: RawEntry): ConntrackEntry {
   const entry: ConntrackEntry = {
     family: raw.family as IpFamily,
     protocol: protocolName(raw.protocolNumber),
     protocolNumber: raw.protocolNumber,
-    original: toTuple(raw.original),
-    reply: toTuple(raw.reply),
+    original: raw.original,
+    reply: raw.reply,
     timeout: raw.timeout,
     mark: raw.mark,
     zone: raw.zone,

@@ -6,16 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* FNV-1a over family + bytes, then a final mix: cheap and good enough for IP sets. */
 static uint64_t hash_addr(const struct ct_addr *a)
 {
-	/* FNV-1a over family + bytes, then a final mix: cheap and good enough for IP sets. */
-	uint64_t h = 1469598103934665603ULL;
-	size_t n = a->family == 4 ? 4 : 16;
-	h = (h ^ a->family) * 1099511628211ULL;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ a->bytes[i]) * 1099511628211ULL;
-	h ^= h >> 29;
-	return h;
+	return ct_hash_finish(ct_fnv_addr(CT_FNV_OFFSET, a));
 }
 
 int ct_table_alloc(size_t min_slots, size_t slot_size, void **slots, uint8_t **used, size_t *mask)

@@ -15,6 +15,26 @@ struct ct_addr {
 	uint8_t bytes[16];
 };
 
+/* FNV-1a steps shared by the address and target sets' hashes (then ct_hash_finish). */
+#define CT_FNV_OFFSET 1469598103934665603ULL
+static inline uint64_t ct_fnv_byte(uint64_t h, uint8_t b)
+{
+	return (h ^ b) * 1099511628211ULL;
+}
+/* Family, then the address's 4 or 16 bytes. */
+static inline uint64_t ct_fnv_addr(uint64_t h, const struct ct_addr *a)
+{
+	size_t n = a->family == 4 ? 4 : 16;
+	h = ct_fnv_byte(h, a->family);
+	for (size_t i = 0; i < n; i++)
+		h = ct_fnv_byte(h, a->bytes[i]);
+	return h;
+}
+static inline uint64_t ct_hash_finish(uint64_t h)
+{
+	return h ^ (h >> 29);
+}
+
 /*
  * Storage of an open-addressing table (linear probing) for at least `min_slots` slots of
  * `slot_size` bytes: a power-of-two capacity, zeroed slots and "used" bytes. Returns 0, -EINVAL

@@ -9,18 +9,13 @@
 
 static uint64_t hash_target(const struct ct_target *t)
 {
-	uint64_t h = 1469598103934665603ULL;
-	size_t n = t->addr.family == 4 ? 4 : 16;
+	uint64_t h = ct_fnv_addr(CT_FNV_OFFSET, &t->addr);
 
-	h = (h ^ t->addr.family) * 1099511628211ULL;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ t->addr.bytes[i]) * 1099511628211ULL;
-	h = (h ^ t->kind) * 1099511628211ULL;
-	h = (h ^ t->proto) * 1099511628211ULL;
-	h = (h ^ (t->port & 0xff)) * 1099511628211ULL;
-	h = (h ^ (t->port >> 8)) * 1099511628211ULL;
-	h ^= h >> 29;
-	return h;
+	h = ct_fnv_byte(h, t->kind);
+	h = ct_fnv_byte(h, t->proto);
+	h = ct_fnv_byte(h, (uint8_t)(t->port & 0xff));
+	h = ct_fnv_byte(h, (uint8_t)(t->port >> 8));
+	return ct_hash_finish(h);
 }
 
 static int same_target(const struct ct_target *x, const struct ct_target *y)
