@@ -20,6 +20,7 @@
             "src/netlink.c",
             "src/ct_filter.c",
             "src/ct_parse.c",
+            "src/ct_records.c",
             "src/conntrack.c",
             "src/ct_tuple_delete.c",
             "src/ct_scan.c",

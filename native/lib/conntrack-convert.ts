@@ -1,7 +1,7 @@
 /** Converts between the typed conntrack API and the addon's raw op arguments/results. */
-import { PROTOCOL_NUMBERS, protocolName, stateName, stateNumber, statusBits, statusFlagNames } from './conntrack-names.js';
+import { PROTOCOL_NUMBERS, stateNumber, statusBits } from './conntrack-names.js';
 import type { CheckedFilter } from './conntrack-validate.js';
-import type { ConntrackEntry, ConntrackProtocol, ConntrackTuple, DeleteConntrackResult, DeleteCountsByProtocol, IpFamily } from './types.js';
+import type { ConntrackProtocol, DeleteConntrackResult, DeleteCountsByProtocol } from './types.js';
 import { protocolKey } from './conntrack-entry-refs.js';
 
 export interface RawFilterArgs {
@@ -20,29 +20,9 @@ export function toRawFilter(f: CheckedFilter): RawFilterArgs {
   return raw;
 }
 
-/**
- * The addon builds each tuple as a fresh object holding exactly ConntrackTuple's fields (ports
- * or ICMP fields only when the protocol has them: napi_values.c tuple_value), so entries use it
- * as is: a copy would double the objects a large dump keeps alive (and the young-generation GC
- * copies every one of them).
- */
-type RawTuple = ConntrackTuple;
-
-export interface RawEntry {
-  family: number;
-  protocolNumber: number;
-  original: RawTuple;
-  reply: RawTuple;
-  state?: number;
-  timeout: number;
-  mark: number;
-  zone: number;
-  status: number;
-  id: number;
-}
-
 export interface RawListResult {
-  entries: RawEntry[];
+  /** The entries as ct_records.h records (decodeEntryRecords). */
+  records: ArrayBuffer;
   scanned: number;
   bufferGrowths: number;
   restarts: number;
@@ -61,24 +41,6 @@ export interface RawDeleteResult extends Omit<DeleteConntrackResult, 'byProtocol
   dumpRestarts: number;
   bufferGrowths: number;
   unparsed: number;
-}
-
-export function toEntry(raw: RawEntry): ConntrackEntry {
-  const entry: ConntrackEntry = {
-    family: raw.family as IpFamily,
-    protocol: protocolName(raw.protocolNumber),
-    protocolNumber: raw.protocolNumber,
-    original: raw.original,
-    reply: raw.reply,
-    timeout: raw.timeout,
-    mark: raw.mark,
-    zone: raw.zone,
-    status: raw.status,
-    statusFlags: statusFlagNames(raw.status),
-    id: raw.id,
-  };
-  if (raw.state !== undefined) entry.state = stateName(raw.protocolNumber, raw.state);
-  return entry;
 }
 
 export function toDeleteResult(raw: RawDeleteResult): DeleteConntrackResult {

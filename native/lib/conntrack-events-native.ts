@@ -4,7 +4,8 @@
  * agent's dumps, and its reader thread runs in C: nothing here blocks the event loop.
  */
 import { toNetlinkError, type RawAddon, type RawHandle } from './addon.js';
-import { toEntry, type RawDeleteResult, type RawEntry } from './conntrack-convert.js';
+import type { RawDeleteResult } from './conntrack-convert.js';
+import { decodeEntryRecords } from './conntrack-records.js';
 import { checkAddresses, type CheckedEventsOptions } from './conntrack-events-common.js';
 import { protocolName } from './conntrack-names.js';
 import type {
@@ -23,7 +24,7 @@ export interface RawIndexStats extends Omit<ConntrackIndexStats, 'filter' | 'sta
   syncing: number;
 }
 
-interface RawFlows { fresh: boolean; entries: RawEntry[]; refreshed: number }
+interface RawFlows { fresh: boolean; records: ArrayBuffer; refreshed: number }
 interface RawIndexDelete { fresh: boolean; deleted: number; alreadyGone: number; failed: number; byProtocolNumber: Record<string, number>; ms: number }
 
 export class NativeConntrackEvents implements ConntrackEventIndex {
@@ -83,7 +84,7 @@ export class NativeConntrackEvents implements ConntrackEventIndex {
   async flowsOf(addresses: string[]): Promise<ConntrackIndexFlows> {
     const checked = checkAddresses('flowsOf', addresses);
     const raw = await this.invoke<RawFlows>('flowsOf', 'ev_flows', { addresses: checked });
-    return { fresh: raw.fresh, flows: raw.entries.map(toEntry), refreshed: raw.refreshed };
+    return { fresh: raw.fresh, flows: decodeEntryRecords(raw.records), refreshed: raw.refreshed };
   }
 
   async deleteFlowsOf(addresses: string[]): Promise<ConntrackDeleteIndexedResult> {

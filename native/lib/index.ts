@@ -6,11 +6,12 @@
  * handle run one after the other.
  */
 import { loadAddon, toNetlinkError, type RawAddon, type RawHandle, type RawOpenOptions } from './addon.js';
-import { toDeleteResult, toEntry, toRawFillSpec, toRawFilter, type ConntrackFillResult, type ConntrackFillSpec, type RawDeleteResult, type RawListResult } from './conntrack-convert.js';
+import { toDeleteResult, toRawFillSpec, toRawFilter, type ConntrackFillResult, type ConntrackFillSpec, type RawDeleteResult, type RawListResult } from './conntrack-convert.js';
 import { checkEventsOptions } from './conntrack-events-common.js';
 import { NativeConntrackEvents } from './conntrack-events-native.js';
 import { checkEntryRefs, protocolKey } from './conntrack-entry-refs.js';
 import { checkScanOptions, IPS_DST_NAT } from './conntrack-scan.js';
+import { decodeEntryRecords } from './conntrack-records.js';
 import { checkDeleteOptions, checkListOptions } from './conntrack-validate.js';
 import { NativeIpvs } from './ipvs-native.js';
 import type {
@@ -113,13 +114,13 @@ export class NativeNetlink implements NetlinkApi {
     const checked = checkListOptions('listConntrack', options);
     const args = { ...toRawFilter(checked), ...(checked.limit !== undefined ? { limit: checked.limit } : {}) };
     const raw = await this.invoke<RawListResult>('listConntrack', 'ct_list', args);
-    return raw.entries.map(toEntry);
+    return decodeEntryRecords(raw.records);
   }
 
   async scanDnatEntries(options: ScanDnatOptions): Promise<ScanDnatResult> {
     const checked = checkScanOptions('scanDnatEntries', options);
     const raw = await this.invoke<RawScanResult>('scanDnatEntries', 'ct_scan', { ...checked, statusAny: IPS_DST_NAT });
-    return { entries: raw.entries.map(toEntry), scanned: raw.scanned, notNat: raw.statusSkipped, owned: raw.owned, ms: raw.ms };
+    return { entries: decodeEntryRecords(raw.records), scanned: raw.scanned, notNat: raw.statusSkipped, owned: raw.owned, ms: raw.ms };
   }
 
   /** BENCH SUPPORT: one full dump pass parsed in C, nothing built in JavaScript (`ct_list` with limit 0). */

@@ -4,7 +4,7 @@
  * export. Raw shapes (native/lib/conntrack-events-native.ts reads them):
  *   ev_open   { netns?, recvBufferBytes?, maxFlows? } -> undefined    (starts the reader thread)
  *   ev_watch  { addresses: string[] } -> undefined
- *   ev_flows  { addresses } -> { fresh, refreshed, entries: [raw entry as ct_list] }
+ *   ev_flows  { addresses } -> { fresh, refreshed, records: ArrayBuffer of ct_records.h records }
  *   ev_delete { addresses } -> { fresh, deleted, alreadyGone, failed, firstErrno, byProtocolNumber, ms }
  *   ev_verify { addresses } -> ct_delete's raw result (match origDst + replySrc)
  *   ev_resync {} -> undefined
@@ -146,7 +146,7 @@ static napi_value ev_flows_result(napi_env env, void *state)
 	struct ev_op *s = state;
 	napi_value o = new_object(env);
 
-	put_value(env, o, "entries", entries_value(env, &s->list));
+	put_value(env, o, "records", entry_records_value(env, &s->list));
 	put_bool(env, o, "fresh", s->fresh);
 	put_num(env, o, "refreshed", (double)s->refreshed);
 	return o;

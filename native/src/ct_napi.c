@@ -113,7 +113,7 @@ static void ct_stats_release(void *state)
 	ct_stats_free(&s->stats);
 }
 
-/* --- ct_list: filter + { limit? } -> { entries: [...], scanned, bufferGrowths, restarts, ms } */
+/* --- ct_list: filter + { limit? } -> { records (ArrayBuffer, ct_records.h), scanned, bufferGrowths, restarts, ms } */
 struct ct_list_op {
 	struct ct_filter filter;
 	size_t limit;
@@ -150,7 +150,7 @@ static napi_value ct_list_result(napi_env env, void *state)
 	struct ct_list_op *s = state;
 	napi_value o = new_object(env);
 
-	put_value(env, o, "entries", entries_value(env, &s->list));
+	put_value(env, o, "records", entry_records_value(env, &s->list));
 	put_num(env, o, "scanned", (double)s->scanned);
 	put_u32(env, o, "bufferGrowths", s->diag.buffer_growths);
 	put_num(env, o, "restarts", (double)s->diag.restarts);

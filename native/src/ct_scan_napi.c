@@ -8,7 +8,7 @@
 #include "napi_values.h"
 
 /* --- ct_scan: { ownedTargets?: [{ address, protocol?, port? }], statusAny?, limit? }
- * -> { entries (as ct_list), scanned, statusSkipped, owned, bufferGrowths, restarts, unparsed, ms }
+ * -> { records (as ct_list), scanned, statusSkipped, owned, bufferGrowths, restarts, unparsed, ms }
  * One dump pass that keeps only entries with a statusAny bit whose reply source no owned
  * target covers (C side: ct_scan.c). protocol absent = every protocol, port absent = every port. */
 struct ct_scan_op {
@@ -75,7 +75,7 @@ static napi_value ct_scan_result(napi_env env, void *state)
 	struct ct_scan_op *s = state;
 	napi_value o = new_object(env);
 
-	put_value(env, o, "entries", entries_value(env, &s->r.candidates));
+	put_value(env, o, "records", entry_records_value(env, &s->r.candidates));
 	put_num(env, o, "scanned", (double)s->r.scanned);
 	put_num(env, o, "statusSkipped", (double)s->r.status_skipped);
 	put_num(env, o, "owned", (double)s->r.owned);

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <arpa/inet.h>
+#include "ct_records.h"
 #include "napi_args.h"
 
 void put_value(napi_env env, napi_value obj, const char *name, napi_value v)
@@ -76,43 +77,14 @@ void put_batch_diag(napi_env env, napi_value obj, const struct nl_batch_diag *d)
 	put_num(env, obj, "resent", (double)d->resent);
 }
 
-napi_value tuple_value(napi_env env, const struct ct_tuple *t)
+napi_value entry_records_value(napi_env env, const struct ct_entry_list *list)
 {
-	napi_value o = new_object(env);
-	put_address(env, o, "src", &t->src);
-	put_address(env, o, "dst", &t->dst);
-	if (t->has_ports) {
-		put_u32(env, o, "srcPort", t->src_port);
-		put_u32(env, o, "dstPort", t->dst_port);
-	}
-	if (t->has_icmp) {
-		put_u32(env, o, "icmpId", t->icmp_id);
-		put_u32(env, o, "icmpType", t->icmp_type);
-		put_u32(env, o, "icmpCode", t->icmp_code);
-	}
-	return o;
-}
+	napi_value buf = NULL;
+	void *data = NULL;
 
-napi_value entries_value(napi_env env, const struct ct_entry_list *list)
-{
-	napi_value arr = NULL;
-
-	napi_create_array_with_length(env, list->count, &arr);
-	for (size_t i = 0; arr && i < list->count; i++) {
-		const struct ct_entry *e = &list->items[i];
-		napi_value v = new_object(env);
-		put_u32(env, v, "family", e->family);
-		put_u32(env, v, "protocolNumber", e->orig.proto);
-		put_value(env, v, "original", tuple_value(env, &e->orig));
-		put_value(env, v, "reply", tuple_value(env, &e->reply));
-		if (e->has_state)
-			put_u32(env, v, "state", e->state);
-		put_u32(env, v, "timeout", e->timeout);
-		put_u32(env, v, "mark", e->mark);
-		put_u32(env, v, "zone", e->zone);
-		put_u32(env, v, "status", e->status);
-		put_u32(env, v, "id", e->id);
-		napi_set_element(env, arr, (uint32_t)i, v);
-	}
-	return arr;
+	if (!NAPI_OK(napi_create_arraybuffer(env, list->count * CT_RECORD_SIZE, &data, &buf)))
+		return NULL;
+	for (size_t i = 0; i < list->count; i++)
+		ct_record_encode(&list->items[i], (uint8_t *)data + i * CT_RECORD_SIZE);
+	return buf;
 }

@@ -22,8 +22,8 @@ void put_protocol_counts(napi_env env, napi_value by, int proto, uint64_t delete
 /* sends, ackOverruns, resent of a batched request (nl_batch.h). */
 void put_batch_diag(napi_env env, napi_value obj, const struct nl_batch_diag *d);
 
-/* Raw conntrack entries (native/lib/conntrack-convert.ts reads them). */
-napi_value tuple_value(napi_env env, const struct ct_tuple *t);
-napi_value entries_value(napi_env env, const struct ct_entry_list *list);
+/* Conntrack entries as one ArrayBuffer of ct_records.h records (native/lib/conntrack-records.ts
+ * decodes them); NULL if it could not be allocated. */
+napi_value entry_records_value(napi_env env, const struct ct_entry_list *list);
 
 #endif
