@@ -28,6 +28,9 @@ export interface RawListResult {
   restarts: number;
   unparsed: number;
   ms: number;
+  /** The pass's thread CPU time: ours, and the kernel's (the table walk runs in our recvmsg). */
+  userMs: number;
+  sysMs: number;
 }
 
 /** Everything ct_delete reports: the public counts plus diagnostics for tests and benches. */

@@ -120,13 +120,19 @@ export class NativeNetlink implements NetlinkApi {
   async scanDnatEntries(options: ScanDnatOptions): Promise<ScanDnatResult> {
     const checked = checkScanOptions('scanDnatEntries', options);
     const raw = await this.invoke<RawScanResult>('scanDnatEntries', 'ct_scan', { ...checked, statusAny: IPS_DST_NAT });
-    return { entries: decodeEntryRecords(raw.records), scanned: raw.scanned, notNat: raw.statusSkipped, owned: raw.owned, ms: raw.ms };
+    return { entries: decodeEntryRecords(raw.records), scanned: raw.scanned, notNat: raw.statusSkipped, owned: raw.owned, ms: raw.ms, userMs: raw.userMs, sysMs: raw.sysMs };
   }
 
   /** BENCH SUPPORT: one full dump pass parsed in C, nothing built in JavaScript (`ct_list` with limit 0). */
-  async dumpPassOnly(): Promise<{ scanned: number; ms: number }> {
+  async dumpPassOnly(): Promise<{ scanned: number; ms: number; userMs: number; sysMs: number }> {
     const raw = await this.invoke<RawListResult>('listConntrack', 'ct_list', { limit: 0 });
-    return { scanned: raw.scanned, ms: raw.ms };
+    return { scanned: raw.scanned, ms: raw.ms, userMs: raw.userMs, sysMs: raw.sysMs };
+  }
+
+  /** BENCH SUPPORT: one full dump pass that only receives and counts the messages (nothing parsed): the kernel's part, the floor of any pass. */
+  async receivePassOnly(): Promise<{ scanned: number; ms: number; userMs: number; sysMs: number }> {
+    const raw = await this.invoke<RawListResult>('listConntrack', 'ct_list', { limit: 0, parse: 0 });
+    return { scanned: raw.scanned, ms: raw.ms, userMs: raw.userMs, sysMs: raw.sysMs };
   }
 
   async conntrackStats(): Promise<ConntrackStats> {

@@ -164,6 +164,9 @@ export interface ScanDnatResult {
   /** DNAT'ed entries an owned target covers. */
   owned: number;
   ms: number;
+  /** The addon only: the pass's thread CPU time, ours (userMs) and the kernel's (sysMs: the table walk runs in our recvmsg). */
+  userMs?: number;
+  sysMs?: number;
 }
 
 export interface ConntrackApi {

@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <node_api.h>
 #include "conntrack.h"
 #include "ct_events.h"
@@ -75,6 +77,34 @@ static inline double now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Wall time and this thread's user and kernel CPU time of an op's execute, in ms: a dump's
+ * kernel part (the table walk runs inside our recvmsg) and our own part, told apart. */
+struct op_clock {
+	double wall, user, sys;
+};
+
+static inline double timeval_ms(struct timeval tv)
+{
+	return (double)tv.tv_sec * 1e3 + (double)tv.tv_usec / 1e3;
+}
+
+static inline struct op_clock op_clock_now(void)
+{
+	struct op_clock c = { now_ms(), 0, 0 };
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+		c.user = timeval_ms(ru.ru_utime);
+		c.sys = timeval_ms(ru.ru_stime);
+	}
+	return c;
+}
+
+static inline struct op_clock op_clock_since(struct op_clock start)
+{
+	struct op_clock now = op_clock_now();
+	return (struct op_clock){ now.wall - start.wall, now.user - start.user, now.sys - start.sys };
 }
 
 #endif

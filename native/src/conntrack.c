@@ -181,6 +181,27 @@ int ct_dump_pass(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_di
 	return ct_dump_pass_msgs(c, parse_then, &pc, diag);
 }
 
+static int count_cb(const struct nlmsghdr *h, void *p)
+{
+	(void)h;
+	(*(uint64_t *)p)++;
+	return 0;
+}
+
+int ct_dump_count(struct ct_conn *c, uint64_t *scanned, struct ct_dump_diag *diag)
+{
+	int err;
+
+	for (int attempt = 0;; attempt++) {
+		*scanned = 0;
+		err = ct_dump_pass_msgs(c, count_cb, scanned, diag);
+		if (err != -ENOBUFS || attempt >= CT_DUMP_MAX_RESTARTS)
+			break;
+		diag->restarts++;
+	}
+	return err;
+}
+
 /* ------------------------------------------------------------------ list */
 
 struct list_ctx {

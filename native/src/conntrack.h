@@ -64,6 +64,9 @@ int ct_dump_pass(struct ct_conn *c, ct_entry_cb cb, void *ctx, struct ct_dump_di
 /* The same pass handing over each raw IPCTNL_MSG_CT_NEW message (the caller parses what it needs). */
 typedef int (*ct_msg_cb)(const struct nlmsghdr *h, void *ctx);
 int ct_dump_pass_msgs(struct ct_conn *c, ct_msg_cb cb, void *ctx, struct ct_dump_diag *diag);
+/* BENCH SUPPORT: one pass that only receives and counts the entry messages (nothing parsed):
+ * the kernel's part of a dump pass, the floor every pass pays. Restarted like ct_list. */
+int ct_dump_count(struct ct_conn *c, uint64_t *scanned, struct ct_dump_diag *diag);
 
 struct ct_entry_list {
 	struct ct_entry *items;

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* FNV-1a over family + bytes, then a final mix: cheap and good enough for IP sets. */
+/* The set's key is the address alone (ct_hash_addr in ct_filter.h). */
 static uint64_t hash_addr(const struct ct_addr *a)
 {
-	return ct_hash_finish(ct_fnv_addr(CT_FNV_OFFSET, a));
+	return ct_hash_addr(a, 0);
 }
 
 int ct_table_alloc(size_t min_slots, size_t slot_size, void **slots, uint8_t **used, size_t *mask)

@@ -1,7 +1,7 @@
 /*
  * ct_napi.c: the conntrack table ops of the addon (N-API glue over conntrack.h, ct_scan.h):
  *   ct_stats   {} -> { count, max, perCpu: [...] }
- *   ct_list    filter + { limit? } -> { entries, scanned, bufferGrowths, restarts, unparsed, ms }
+ *   ct_list    filter + { limit?, parse? } -> { records, scanned, bufferGrowths, restarts, unparsed, ms, userMs, sysMs }
  *   ct_delete  filter + { dryRun? } -> counts (byProtocol) and diagnostics
  */
 #include <errno.h>
@@ -113,14 +113,15 @@ static void ct_stats_release(void *state)
 	ct_stats_free(&s->stats);
 }
 
-/* --- ct_list: filter + { limit? } -> { records (ArrayBuffer, ct_records.h), scanned, bufferGrowths, restarts, ms } */
+/* --- ct_list: filter + { limit?, parse? (0: receive and count only, bench support) } -> { records (ArrayBuffer, ct_records.h), scanned, bufferGrowths, restarts, ms, userMs, sysMs } */
 struct ct_list_op {
 	struct ct_filter filter;
 	size_t limit;
 	struct ct_entry_list list;
 	uint64_t scanned;
 	struct ct_dump_diag diag;
-	double ms;
+	struct op_clock clock;
+	int parse; /* 0: bench support, receive and count only (ct_dump_count) */
 };
 
 static int ct_list_parse(napi_env env, napi_value args, void *state, struct op_error *err)
@@ -133,15 +134,19 @@ static int ct_list_parse(napi_env env, napi_value args, void *state, struct op_e
 	if (arg_int(env, args, "limit", 0, (int64_t)1 << 40, -1, &limit, err) < 0)
 		return -EINVAL;
 	s->limit = limit < 0 ? SIZE_MAX : (size_t)limit;
+	if (arg_int(env, args, "parse", 0, 1, 1, &limit, err) < 0)
+		return -EINVAL;
+	s->parse = (int)limit;
 	return 0;
 }
 
 static int ct_list_execute(struct handle *h, void *state, struct op_error *err)
 {
 	struct ct_list_op *s = state;
-	double t0 = now_ms();
-	int rc = ct_list(&h->ct, &s->filter, s->limit, &s->list, &s->scanned, &s->diag);
-	s->ms = now_ms() - t0;
+	struct op_clock t0 = op_clock_now();
+	int rc = s->parse ? ct_list(&h->ct, &s->filter, s->limit, &s->list, &s->scanned, &s->diag)
+			  : ct_dump_count(&h->ct, &s->scanned, &s->diag);
+	s->clock = op_clock_since(t0);
 	return rc;
 }
 
@@ -155,7 +160,7 @@ static napi_value ct_list_result(napi_env env, void *state)
 	put_u32(env, o, "bufferGrowths", s->diag.buffer_growths);
 	put_num(env, o, "restarts", (double)s->diag.restarts);
 	put_num(env, o, "unparsed", (double)s->diag.unparsed);
-	put_num(env, o, "ms", s->ms);
+	put_clock(env, o, &s->clock);
 	return o;
 }
 

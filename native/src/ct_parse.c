@@ -128,14 +128,64 @@ int ct_parse_entry(const struct nlmsghdr *h, struct ct_entry *e)
 	return 0;
 }
 
+/* The reply tuple's source address from its CTA_TUPLE_IP nest. */
+static int parse_ip_src(const struct nlattr *nest, struct ct_addr *src)
+{
+	struct nl_attr_iter it;
+	const struct nlattr *a;
+
+	nl_attr_iter_init(&it, nl_attr_data(nest), nl_attr_len(nest));
+	while ((a = nl_attr_next(&it)) != NULL) {
+		uint16_t type = nl_attr_type(a);
+		size_t n = type == CTA_IP_V4_SRC ? 4 : type == CTA_IP_V6_SRC ? 16 : 0;
+		if (n == 0)
+			continue;
+		if (nl_attr_len(a) < n)
+			return -EBADMSG;
+		src->family = n == 4 ? 4 : 6;
+		memcpy(src->bytes, nl_attr_data(a), n);
+		return 0;
+	}
+	return -EBADMSG;
+}
+
+/* Protocol number and ports from a CTA_TUPLE_PROTO nest (ports only when both are there, as
+ * parse_proto has them). */
+static int parse_proto_ports(const struct nlattr *nest, struct ct_tuple *t)
+{
+	struct nl_attr_iter it;
+	const struct nlattr *a;
+	int has_proto = 0, ports = 0;
+
+	nl_attr_iter_init(&it, nl_attr_data(nest), nl_attr_len(nest));
+	while ((a = nl_attr_next(&it)) != NULL) {
+		switch (nl_attr_type(a)) {
+		case CTA_PROTO_NUM:
+			has_proto = nl_attr_get_u8(a, &t->proto) == 0;
+			break;
+		case CTA_PROTO_SRC_PORT:
+			ports |= nl_attr_get_be16(a, &t->src_port) == 0 ? 1 : 0;
+			break;
+		case CTA_PROTO_DST_PORT:
+			ports |= nl_attr_get_be16(a, &t->dst_port) == 0 ? 2 : 0;
+			break;
+		}
+	}
+	if (it.bad || !has_proto)
+		return -EBADMSG;
+	t->has_ports = ports == 3;
+	return 0;
+}
+
 int ct_parse_status_reply(const struct nlmsghdr *h, uint32_t *status, struct ct_tuple *reply)
 {
-	const struct nlattr *a, *tb_reply = NULL, *tb_status = NULL;
+	const struct nlattr *a, *tb_reply = NULL, *tb_status = NULL, *ip = NULL, *proto = NULL;
 	struct nl_attr_iter it;
 	const struct nfgenmsg *g;
 	size_t hdr = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct nfgenmsg));
 
 	*status = 0;
+	memset(reply, 0, sizeof(*reply));
 	if (h->nlmsg_len < hdr)
 		return -EBADMSG;
 	g = NLMSG_DATA(h);
@@ -149,7 +199,16 @@ int ct_parse_status_reply(const struct nlmsghdr *h, uint32_t *status, struct ct_
 		else if (nl_attr_type(a) == CTA_STATUS)
 			tb_status = a;
 	}
-	if (it.bad || !tb_reply || parse_tuple(tb_reply, reply) < 0)
+	if (it.bad || !tb_reply)
+		return -EBADMSG;
+	nl_attr_iter_init(&it, nl_attr_data(tb_reply), nl_attr_len(tb_reply));
+	while ((!ip || !proto) && (a = nl_attr_next(&it)) != NULL) {
+		if (nl_attr_type(a) == CTA_TUPLE_IP)
+			ip = a;
+		else if (nl_attr_type(a) == CTA_TUPLE_PROTO)
+			proto = a;
+	}
+	if (it.bad || !ip || !proto || parse_ip_src(ip, &reply->src) < 0 || parse_proto_ports(proto, reply) < 0)
 		return -EBADMSG;
 	(void)nl_attr_get_be32(tb_status, status);
 	return 0;

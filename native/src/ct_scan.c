@@ -9,13 +9,7 @@
 
 static uint64_t hash_target(const struct ct_target *t)
 {
-	uint64_t h = ct_fnv_addr(CT_FNV_OFFSET, &t->addr);
-
-	h = ct_fnv_byte(h, t->kind);
-	h = ct_fnv_byte(h, t->proto);
-	h = ct_fnv_byte(h, (uint8_t)(t->port & 0xff));
-	h = ct_fnv_byte(h, (uint8_t)(t->port >> 8));
-	return ct_hash_finish(h);
+	return ct_hash_addr(&t->addr, (uint64_t)t->kind << 32 | (uint64_t)t->proto << 16 | t->port);
 }
 
 static int same_target(const struct ct_target *x, const struct ct_target *y)
@@ -27,12 +21,21 @@ static int same_target(const struct ct_target *x, const struct ct_target *y)
 int ct_target_set_init(struct ct_target_set *set, size_t expected)
 {
 	void *slots = NULL;
+	uint8_t *v4_used = NULL;
 	int err;
 
 	memset(set, 0, sizeof(*set));
 	/* every target may bring its ADDRESS_SEEN key: room for twice as many, load <= 1/2 */
 	err = ct_table_alloc(expected * 4 + 1, sizeof(*set->slots), &slots, &set->used, &set->mask);
 	set->slots = slots;
+	if (err < 0)
+		return err;
+	slots = NULL;
+	err = ct_table_alloc(expected * 4 + 1, sizeof(*set->v4), &slots, &v4_used, &set->v4_mask);
+	free(v4_used); /* the v4 table marks empty slots with key 0 */
+	set->v4 = slots;
+	if (err < 0)
+		ct_target_set_free(set);
 	return err;
 }
 
@@ -40,7 +43,61 @@ void ct_target_set_free(struct ct_target_set *set)
 {
 	free(set->slots);
 	free(set->used);
+	free(set->v4);
 	memset(set, 0, sizeof(*set));
+}
+
+/* An IPv4 target as one word: a marker bit (so no key is 0), kind, protocol, port, address. */
+static uint64_t v4_key(const uint8_t *addr, uint8_t kind, uint8_t proto, uint16_t port)
+{
+	uint32_t a;
+	memcpy(&a, addr, 4);
+	return (uint64_t)1 << 63 | (uint64_t)kind << 56 | (uint64_t)proto << 48 | (uint64_t)port << 32 | a;
+}
+
+static size_t v4_slot(uint64_t key)
+{
+	key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	key = (key ^ (key >> 27)) * 0x94d049bb133111ebULL;
+	return (size_t)(key ^ (key >> 31));
+}
+
+static int v4_has(const struct ct_target_set *set, uint64_t key)
+{
+	for (size_t i = v4_slot(key) & set->v4_mask;; i = (i + 1) & set->v4_mask) {
+		if (set->v4[i] == key)
+			return 1;
+		if (set->v4[i] == 0)
+			return 0; /* at most half full: an empty slot always ends the walk */
+	}
+}
+
+static int v4_insert(struct ct_target_set *set, uint64_t key)
+{
+	for (size_t i = v4_slot(key) & set->v4_mask;; i = (i + 1) & set->v4_mask) {
+		if (set->v4[i] == key)
+			return 0;
+		if (set->v4[i] == 0) {
+			if ((set->v4_count + 1) * 2 > set->v4_mask + 1)
+				return -ENOSPC; /* sized by init; never above half full */
+			set->v4[i] = key;
+			set->v4_count++;
+			return 0;
+		}
+	}
+}
+
+/* The ownership rule (ct_scan.h) on the IPv4 table: the exact target first (the common hit). */
+static int v4_owns(const struct ct_target_set *set, const uint8_t *addr, uint8_t proto, int has_port, uint16_t port)
+{
+	if (has_port && v4_has(set, v4_key(addr, CT_TARGET_EXACT, proto, port)))
+		return 1;
+	if (!v4_has(set, v4_key(addr, CT_TARGET_ADDRESS_SEEN, 0, 0)))
+		return 0; /* no target at this address */
+	if (!has_port)
+		return 1; /* no port to compare: an endpoint has the address */
+	return v4_has(set, v4_key(addr, CT_TARGET_ADDRESS_ANY, 0, 0)) ||
+	       v4_has(set, v4_key(addr, CT_TARGET_PROTO_ANY_PORT, proto, 0));
 }
 
 static const struct ct_target *find(const struct ct_target_set *set, const struct ct_target *t)
@@ -103,6 +160,12 @@ int ct_target_set_add(struct ct_target_set *set, const struct ct_target *t)
 		return -EINVAL;
 	norm = key(&t->addr, t->kind, t->kind == CT_TARGET_ADDRESS_ANY ? 0 : t->proto,
 		   t->kind == CT_TARGET_EXACT ? t->port : 0);
+	if (t->addr.family == 4) {
+		if (!set->v4)
+			return -EINVAL;
+		err = v4_insert(set, v4_key(norm.addr.bytes, norm.kind, norm.proto, norm.port));
+		return err < 0 ? err : v4_insert(set, v4_key(norm.addr.bytes, CT_TARGET_ADDRESS_SEEN, 0, 0));
+	}
 	err = insert(set, &norm, 0);
 	if (err < 0)
 		return err;
@@ -113,9 +176,12 @@ int ct_target_set_add(struct ct_target_set *set, const struct ct_target *t)
 int ct_target_set_owns(const struct ct_target_set *set, const struct ct_addr *a, uint8_t proto, int has_port,
 		       uint16_t port)
 {
-	struct ct_target t = key(a, CT_TARGET_ADDRESS_SEEN, 0, 0);
+	struct ct_target t;
 	const struct ct_target *seen;
 
+	if (a->family == 4)
+		return set->v4_count > 0 && v4_owns(set, a->bytes, proto, has_port, port);
+	t = key(a, CT_TARGET_ADDRESS_SEEN, 0, 0);
 	if (set->count == 0 || (seen = find(set, &t)) == NULL)
 		return 0; /* the common miss: one probe */
 	if (seen->has & (1u << CT_TARGET_ADDRESS_ANY))

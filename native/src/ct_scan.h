@@ -29,10 +29,17 @@ struct ct_target {
 };
 
 struct ct_target_set {
+	/* IPv6 targets: full records (linear probing) */
 	struct ct_target *slots;
 	uint8_t *used;
 	size_t mask;
 	size_t count;
+	/* IPv4 targets: one 64-bit key per slot (ct_scan.c v4_key), 0 = empty. Every dumped entry
+	 * is looked up here, between chunks of the kernel's dump that evict our cache lines, so
+	 * the table is kept small (8 bytes a slot) and the common hit takes one probe. */
+	uint64_t *v4;
+	size_t v4_mask;
+	size_t v4_count;
 };
 
 int ct_target_set_init(struct ct_target_set *set, size_t expected);

@@ -8,7 +8,7 @@
 #include "napi_values.h"
 
 /* --- ct_scan: { ownedTargets?: [{ address, protocol?, port? }], statusAny?, limit? }
- * -> { records (as ct_list), scanned, statusSkipped, owned, bufferGrowths, restarts, unparsed, ms }
+ * -> { records (as ct_list), scanned, statusSkipped, owned, bufferGrowths, restarts, unparsed, ms, userMs, sysMs }
  * One dump pass that keeps only entries with a statusAny bit whose reply source no owned
  * target covers (C side: ct_scan.c). protocol absent = every protocol, port absent = every port. */
 struct ct_scan_op {
@@ -16,7 +16,7 @@ struct ct_scan_op {
 	uint32_t status_any;
 	size_t limit;
 	struct ct_scan_result r;
-	double ms;
+	struct op_clock clock;
 };
 
 static int ct_scan_parse(napi_env env, napi_value args, void *state, struct op_error *err)
@@ -64,9 +64,9 @@ static int ct_scan_parse(napi_env env, napi_value args, void *state, struct op_e
 static int ct_scan_execute(struct handle *h, void *state, struct op_error *err)
 {
 	struct ct_scan_op *s = state;
-	double t0 = now_ms();
+	struct op_clock t0 = op_clock_now();
 	int rc = ct_scan(&h->ct, s->status_any, &s->owned, s->limit, &s->r);
-	s->ms = now_ms() - t0;
+	s->clock = op_clock_since(t0);
 	return rc;
 }
 
@@ -82,7 +82,7 @@ static napi_value ct_scan_result(napi_env env, void *state)
 	put_u32(env, o, "bufferGrowths", s->r.diag.buffer_growths);
 	put_num(env, o, "restarts", (double)s->r.diag.restarts);
 	put_num(env, o, "unparsed", (double)s->r.diag.unparsed);
-	put_num(env, o, "ms", s->ms);
+	put_clock(env, o, &s->clock);
 	return o;
 }
 

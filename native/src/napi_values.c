@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <arpa/inet.h>
+#include "addon_op.h"
 #include "ct_records.h"
 #include "napi_args.h"
 
@@ -87,4 +88,11 @@ napi_value entry_records_value(napi_env env, const struct ct_entry_list *list)
 	for (size_t i = 0; i < list->count; i++)
 		ct_record_encode(&list->items[i], (uint8_t *)data + i * CT_RECORD_SIZE);
 	return buf;
+}
+
+void put_clock(napi_env env, napi_value obj, const struct op_clock *c)
+{
+	put_num(env, obj, "ms", c->wall);
+	put_num(env, obj, "userMs", c->user);
+	put_num(env, obj, "sysMs", c->sys);
 }

@@ -19,6 +19,9 @@ void put_address(napi_env env, napi_value obj, const char *name, const struct ct
 /* by["<protocol number>"] = { deleted, alreadyGone, failed } unless all three are 0. */
 void put_protocol_counts(napi_env env, napi_value by, int proto, uint64_t deleted, uint64_t already_gone,
 			 uint64_t failed);
+/* ms, userMs, sysMs of an op_clock (addon_op.h). */
+struct op_clock;
+void put_clock(napi_env env, napi_value obj, const struct op_clock *c);
 /* sends, ackOverruns, resent of a batched request (nl_batch.h). */
 void put_batch_diag(napi_env env, napi_value obj, const struct nl_batch_diag *d);
 

@@ -266,29 +266,6 @@ void nl_nest_end(struct nl_buf *b, size_t nest_off)
 
 /* ---------------------------------------------------------------- parsing */
 
-void nl_attr_iter_init(struct nl_attr_iter *it, const void *data, size_t len)
-{
-	it->pos = data;
-	it->end = (const uint8_t *)data + len;
-	it->bad = 0;
-}
-
-const struct nlattr *nl_attr_next(struct nl_attr_iter *it)
-{
-	const struct nlattr *a;
-	size_t left = (size_t)(it->end - it->pos);
-
-	if (left < NLA_HDRLEN)
-		return NULL;
-	a = (const struct nlattr *)it->pos;
-	if (a->nla_len < NLA_HDRLEN || a->nla_len > left) {
-		it->bad = 1;
-		return NULL;
-	}
-	it->pos += (size_t)NLA_ALIGN(a->nla_len) <= left ? (size_t)NLA_ALIGN(a->nla_len) : left;
-	return a;
-}
-
 int nl_attr_parse(const void *data, size_t len, const struct nlattr **tb, uint16_t max)
 {
 	struct nl_attr_iter it;

@@ -82,8 +82,29 @@ struct nl_attr_iter {
 	const uint8_t *end;
 	int bad;
 };
-void nl_attr_iter_init(struct nl_attr_iter *it, const void *data, size_t len);
-const struct nlattr *nl_attr_next(struct nl_attr_iter *it);
+/* Inline: a dump walks a dozen attributes per entry, a million entries per pass. */
+static inline void nl_attr_iter_init(struct nl_attr_iter *it, const void *data, size_t len)
+{
+	it->pos = data;
+	it->end = (const uint8_t *)data + len;
+	it->bad = 0;
+}
+
+static inline const struct nlattr *nl_attr_next(struct nl_attr_iter *it)
+{
+	const struct nlattr *a;
+	size_t left = (size_t)(it->end - it->pos);
+
+	if (left < NLA_HDRLEN)
+		return NULL;
+	a = (const struct nlattr *)it->pos;
+	if (a->nla_len < NLA_HDRLEN || a->nla_len > left) {
+		it->bad = 1;
+		return NULL;
+	}
+	it->pos += (size_t)NLA_ALIGN(a->nla_len) <= left ? (size_t)NLA_ALIGN(a->nla_len) : left;
+	return a;
+}
 static inline uint16_t nl_attr_type(const struct nlattr *a) { return a->nla_type & NLA_TYPE_MASK; }
 static inline const void *nl_attr_data(const struct nlattr *a) { return (const uint8_t *)a + NLA_HDRLEN; }
 static inline size_t nl_attr_len(const struct nlattr *a) { return a->nla_len - NLA_HDRLEN; }
