@@ -21,7 +21,11 @@ export interface RawOwnedTarget {
 export interface CheckedScan {
   ownedTargets: RawOwnedTarget[];
   limit?: number;
+  batchSize?: number;
 }
+
+/** Default candidates per onEntries batch (CT_SCAN_DEFAULT_BATCH in ct_scan_napi.c). */
+export const DEFAULT_SCAN_BATCH = 1024;
 
 function invalid(op: string, message: string): NetlinkError {
   return new NetlinkError(op, constants.errno.EINVAL, 'EINVAL', message);
@@ -41,7 +45,9 @@ export function checkScanOptions(op: string, options: ScanDnatOptions): CheckedS
     return { address, ...(target.protocol === undefined ? {} : { protocol: PROTOCOL_NUMBERS[target.protocol] }), ...(target.port === undefined ? {} : { port: target.port }) };
   });
   if (options.limit !== undefined && (typeof options.limit !== 'number' || !Number.isInteger(options.limit) || options.limit < 0)) throw invalid(op, 'limit must be an integer >= 0');
-  return { ownedTargets, ...(options.limit === undefined ? {} : { limit: options.limit }) };
+  if (options.onEntries !== undefined && typeof options.onEntries !== 'function') throw invalid(op, 'onEntries must be a function');
+  if (options.batchSize !== undefined && (typeof options.batchSize !== 'number' || !Number.isInteger(options.batchSize) || options.batchSize < 1 || options.batchSize > 1 << 20)) throw invalid(op, 'batchSize must be an integer in 1..1048576');
+  return { ownedTargets, ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }) };
 }
 
 /** ct_target_set_owns() in TypeScript (for the stand-in). */

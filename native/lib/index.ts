@@ -11,6 +11,7 @@ import { checkEventsOptions } from './conntrack-events-common.js';
 import { NativeConntrackEvents } from './conntrack-events-native.js';
 import { checkEntryRefs, protocolKey } from './conntrack-entry-refs.js';
 import { checkScanOptions, IPS_DST_NAT } from './conntrack-scan.js';
+import { ScanBatchReceiver } from './conntrack-scan-stream.js';
 import { decodeEntryRecords } from './conntrack-records.js';
 import { checkDeleteOptions, checkListOptions } from './conntrack-validate.js';
 import { NativeIpvs } from './ipvs-native.js';
@@ -47,6 +48,9 @@ export type { ConntrackFillSpec, ConntrackFillResult, RawDeleteResult, RawListRe
 export interface RawScanResult extends RawListResult {
   statusSkipped: number;
   owned: number;
+  /** The final dump pass's number, and how many onBatch calls it made. */
+  pass: number;
+  batches: number;
 }
 
 /** What ct_delete_tuples answers: the public counts (byProtocol keyed by number) plus diagnostics. */
@@ -119,8 +123,12 @@ export class NativeNetlink implements NetlinkApi {
 
   async scanDnatEntries(options: ScanDnatOptions): Promise<ScanDnatResult> {
     const checked = checkScanOptions('scanDnatEntries', options);
-    const raw = await this.invoke<RawScanResult>('scanDnatEntries', 'ct_scan', { ...checked, statusAny: IPS_DST_NAT });
-    return { entries: decodeEntryRecords(raw.records), scanned: raw.scanned, notNat: raw.statusSkipped, owned: raw.owned, ms: raw.ms, userMs: raw.userMs, sysMs: raw.sysMs };
+    const receiver = options.onEntries === undefined ? undefined : new ScanBatchReceiver(options.onEntries);
+    const raw = await this.invoke<RawScanResult>('scanDnatEntries', 'ct_scan', { ...checked, statusAny: IPS_DST_NAT, ...(receiver === undefined ? {} : { onBatch: receiver.onBatch }) });
+    const counts = { scanned: raw.scanned, notNat: raw.statusSkipped, owned: raw.owned, pass: raw.pass, ms: raw.ms, userMs: raw.userMs, sysMs: raw.sysMs };
+    if (receiver === undefined) return { entries: decodeEntryRecords(raw.records), ...counts };
+    await receiver.finish(raw.pass, raw.batches, raw.records);
+    return { entries: [], ...counts };
   }
 
   /** BENCH SUPPORT: one full dump pass parsed in C, nothing built in JavaScript (`ct_list` with limit 0). */

@@ -9,7 +9,7 @@ import type { ConntrackFillResult, ConntrackFillSpec } from './conntrack-convert
 import { expandFillSpec } from './conntrack-fill.js';
 import { PROTOCOL_NUMBERS, protocolName, statusBits, statusFlagNames } from './conntrack-names.js';
 import { checkEntryRefs, countByProtocol } from './conntrack-entry-refs.js';
-import { checkScanOptions, IPS_DST_NAT, ownedMatcher } from './conntrack-scan.js';
+import { checkScanOptions, DEFAULT_SCAN_BATCH, IPS_DST_NAT, ownedMatcher } from './conntrack-scan.js';
 import { checkDeleteOptions, checkListOptions, type CheckedFilter } from './conntrack-validate.js';
 import { MemoryConntrackEvents } from './memory-conntrack-events.js';
 import type {
@@ -191,7 +191,7 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
       const checked = checkScanOptions('scanDnatEntries', options);
       const started = performance.now();
       const owns = ownedMatcher(checked.ownedTargets);
-      const result: ScanDnatResult = { entries: [], scanned: 0, notNat: 0, owned: 0, ms: 0 };
+      const result: ScanDnatResult = { entries: [], scanned: 0, notNat: 0, owned: 0, pass: 0, ms: 0 };
       for (const entry of this.table.values()) {
         result.scanned++;
         if ((entry.status & IPS_DST_NAT) === 0) result.notNat++;
@@ -199,7 +199,11 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
         else if (checked.limit === undefined || result.entries.length < checked.limit) result.entries.push(structuredClone(entry));
       }
       result.ms = performance.now() - started;
-      return result;
+      if (options.onEntries === undefined) return result;
+      // the addon's batches (one pass: the stand-in is never overrun)
+      const batch = checked.batchSize ?? DEFAULT_SCAN_BATCH;
+      for (let i = 0; i < result.entries.length; i += batch) options.onEntries(result.entries.slice(i, i + batch), 0);
+      return { ...result, entries: [] };
     });
   }
 

@@ -152,11 +152,24 @@ export interface ScanDnatOptions {
   ownedTargets: OwnedTarget[];
   /** At most this many candidates (the dump still ends cleanly). */
   limit?: number;
+  /**
+   * Hands the candidates over in batches while the dump pass goes on (so their JavaScript work
+   * overlaps the kernel's), instead of in `entries`. `pass` numbers the dump pass: a dump the
+   * kernel overran is restarted, and batches of an earlier pass are superseded by the later
+   * pass's (the result's `pass` is the final one). Every candidate of the final pass is handed
+   * over exactly once, all before the promise resolves. An exception thrown here ends the scan
+   * with that exception once the pass is over.
+   */
+  onEntries?: (entries: ConntrackEntry[], pass: number) => void;
+  /** Candidates per onEntries batch (default 1024). */
+  batchSize?: number;
 }
 
 export interface ScanDnatResult {
-  /** DNAT'ed entries (IPS_DST_NAT) whose reply source no owned target covers: the stale candidates. */
+  /** DNAT'ed entries (IPS_DST_NAT) whose reply source no owned target covers: the stale candidates (empty with onEntries). */
   entries: ConntrackEntry[];
+  /** The final dump pass's number (0 unless the kernel overran the dump and it was restarted). */
+  pass: number;
   /** Entries the dump walked. */
   scanned: number;
   /** Entries without IPS_DST_NAT. */

@@ -203,10 +203,11 @@ struct scan_ctx {
 	uint32_t status_any;
 	const struct ct_target_set *owned;
 	size_t limit;
+	const struct ct_scan_sink *sink;
 	struct ct_scan_result *r;
 };
 
-/* Reads the status and the reply tuple only; the full parse (and the copy) is for candidates. */
+/* Reads the status and the reply source only; the full parse (and the copy) is for candidates. */
 static int scan_cb(const struct nlmsghdr *h, void *p)
 {
 	struct scan_ctx *ctx = p;
@@ -228,7 +229,7 @@ static int scan_cb(const struct nlmsghdr *h, void *p)
 		r->owned++;
 		return 0;
 	}
-	if (l->count >= ctx->limit)
+	if (r->kept >= ctx->limit)
 		return 0;
 	struct ct_entry *slot = ct_entry_list_next_slot(l);
 	if (!slot)
@@ -239,18 +240,29 @@ static int scan_cb(const struct nlmsghdr *h, void *p)
 	}
 	slot->orig_attr = NULL; /* points into the receive buffer */
 	l->count++;
+	r->kept++;
+	if (ctx->sink && l->count >= ctx->sink->batch) {
+		int err = ctx->sink->flush(ctx->sink->ctx, l, r->pass);
+		l->count = 0;
+		r->flushes++;
+		if (err < 0)
+			return err;
+	}
 	return 0;
 }
 
 int ct_scan(struct ct_conn *c, uint32_t status_any, const struct ct_target_set *owned, size_t limit,
-	    struct ct_scan_result *out)
+	    const struct ct_scan_sink *sink, struct ct_scan_result *out)
 {
-	struct scan_ctx ctx = { .status_any = status_any, .owned = owned, .limit = limit, .r = out };
+	struct scan_ctx ctx = { .status_any = status_any, .owned = owned, .limit = limit,
+				.sink = sink && sink->flush && sink->batch ? sink : NULL, .r = out };
 	int err;
 
 	memset(out, 0, sizeof(*out));
 	for (int attempt = 0;; attempt++) {
-		out->scanned = out->status_skipped = out->owned = 0;
+		out->scanned = out->status_skipped = out->owned = out->kept = 0;
+		out->flushes = 0;
+		out->pass = (uint32_t)attempt;
 		out->candidates.count = 0;
 		err = ct_dump_pass_msgs(c, scan_cb, &ctx, &out->diag);
 		if (err != -ENOBUFS || attempt >= CT_SCAN_MAX_RESTARTS)

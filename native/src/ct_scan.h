@@ -50,17 +50,31 @@ int ct_target_set_add(struct ct_target_set *set, const struct ct_target *t);
 int ct_target_set_owns(const struct ct_target_set *set, const struct ct_addr *a, uint8_t proto, int has_port,
 		       uint16_t port);
 
+/* Where candidates go while the pass finds them (optional): each time `batch` candidates are
+ * kept, flush gets them with the pass number (0, then 1.. after each restart: candidates of an
+ * earlier pass are superseded) and the list is emptied. A flush error stops the pass. The
+ * candidates found after the last flush stay in the result. */
+struct ct_scan_sink {
+	size_t batch;
+	int (*flush)(void *ctx, const struct ct_entry_list *candidates, uint32_t pass);
+	void *ctx;
+};
+
 struct ct_scan_result {
-	struct ct_entry_list candidates;
+	struct ct_entry_list candidates; /* those not handed to the sink */
 	uint64_t scanned;
 	uint64_t status_skipped;   /* entries without any status_any bit */
 	uint64_t owned;            /* entries whose reply source an owned target covers */
+	uint64_t kept;             /* candidates of the final pass, flushed or in the list */
+	uint32_t pass;             /* the final pass's number (= restarts) */
+	uint32_t flushes;          /* sink flushes in the final pass */
 	struct ct_dump_diag diag;
 };
 
-/* One dump pass (restarted on overrun like ct_list); keeps at most limit candidates. */
+/* One dump pass (restarted on overrun like ct_list); keeps at most limit candidates. sink may
+ * be NULL (every candidate stays in out->candidates). */
 int ct_scan(struct ct_conn *c, uint32_t status_any, const struct ct_target_set *owned, size_t limit,
-	    struct ct_scan_result *out);
+	    const struct ct_scan_sink *sink, struct ct_scan_result *out);
 void ct_scan_result_free(struct ct_scan_result *r);
 
 #endif

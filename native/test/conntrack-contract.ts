@@ -368,7 +368,20 @@ export function conntrackContract(name: string, make: () => Promise<ConntrackTar
         assert.deepEqual(sortedStable(result.entries), sortedStable(all.filter((e) => result.entries.some((r) => r.id === e.id))), 'candidates carry every field, as listConntrack');
         assert.equal((await t.api.scanDnatEntries({ ownedTargets: [] })).entries.length, 11);
         assert.equal((await t.api.scanDnatEntries({ ownedTargets, limit: 2 })).entries.length, 2);
-        for (const bad of [{ ownedTargets: [{ address: 'pod' }] }, { ownedTargets: [{ address: '10.0.0.1', port: 53 }] }, { ownedTargets: [{ address: '10.0.0.1', protocol: 'quic' }] }, { ownedTargets: '10.0.0.1' }, { ownedTargets: [], limit: -1 }]) {
+        // streamed: the same candidates in batches of 2 (2, 2, then the rest), nothing in entries
+        const batches: Array<{ pass: number; ids: number[] }> = [];
+        const streamed = await t.api.scanDnatEntries({ ownedTargets, batchSize: 2, onEntries: (entries, pass) => batches.push({ pass, ids: entries.map((e) => e.id) }) });
+        assert.deepEqual(streamed.entries, []);
+        assert.deepEqual({ scanned: streamed.scanned, notNat: streamed.notNat, owned: streamed.owned, pass: streamed.pass }, { scanned: 12, notNat: 1, owned: 6, pass: 0 });
+        assert.deepEqual(batches.map((b) => [b.pass, b.ids.length]), [[0, 2], [0, 2], [0, 1]]);
+        assert.deepEqual(batches.flatMap((b) => b.ids).sort(), result.entries.map((e) => e.id).sort());
+        const limited: number[] = [];
+        await t.api.scanDnatEntries({ ownedTargets, limit: 3, batchSize: 2, onEntries: (entries) => limited.push(entries.length) });
+        assert.deepEqual(limited, [2, 1], 'limit counts streamed candidates');
+        // an onEntries that throws ends the scan with its error; the handle goes on working
+        await assert.rejects(t.api.scanDnatEntries({ ownedTargets, batchSize: 1, onEntries: () => { throw new Error('consumer failed'); } }), /consumer failed/);
+        assert.equal((await t.api.scanDnatEntries({ ownedTargets })).entries.length, 5);
+        for (const bad of [{ ownedTargets: [{ address: 'pod' }] }, { ownedTargets: [{ address: '10.0.0.1', port: 53 }] }, { ownedTargets: [{ address: '10.0.0.1', protocol: 'quic' }] }, { ownedTargets: '10.0.0.1' }, { ownedTargets: [], limit: -1 }, { ownedTargets: [], onEntries: 'log' }, { ownedTargets: [], onEntries: () => undefined, batchSize: 0 }]) {
           await assert.rejects(t.api.scanDnatEntries(bad as never), (e: unknown) => e instanceof NetlinkError && e.code === 'EINVAL' && e.op === 'scanDnatEntries', JSON.stringify(bad));
         }
       }, specs);

@@ -108,11 +108,21 @@ export interface PrefilterCounts {
  * was given) and adds the filter's counts: the same result as classifyEntries over the whole dump.
  */
 export function classifyCandidates(candidates: Iterable<ConntrackEntryView>, prefilter: PrefilterCounts, ownership: OwnershipIndex, podIps: ReadonlySet<string>): Classification {
-  const c = classifyEntries(candidates, ownership, podIps);
-  c.counts['not-nat'] += prefilter.notNat;
-  c.counts.owned += prefilter.owned;
-  c.scanned = prefilter.scanned;
-  return c;
+  return combineCandidates([classifyEntries(candidates, ownership, podIps)], prefilter);
+}
+
+/**
+ * The classification of a pre-filtered dump whose candidates were classified in parts (batches
+ * handed over while the dump ran): the parts' counts and stale entries, plus the filter's counts.
+ */
+export function combineCandidates(parts: readonly Classification[], prefilter: PrefilterCounts): Classification {
+  const counts: Record<EntryVerdict, number> = { 'not-nat': prefilter.notNat, owned: prefilter.owned, 'pod-ip': 0, stale: 0 };
+  const stale: StaleEntry[] = [];
+  for (const part of parts) {
+    for (const verdict of Object.keys(counts) as EntryVerdict[]) counts[verdict] += part.counts[verdict];
+    for (const entry of part.stale) stale.push(entry);
+  }
+  return { scanned: prefilter.scanned, counts, stale };
 }
 
 /** Moves stale entries whose target is one of `podIps` (canonical) to 'pod-ip': what classifyEntries would have said with them. */

@@ -1,4 +1,4 @@
-import { classifyCandidates, type Classification } from './classify.js';
+import { classifyEntries, combineCandidates, type Classification } from './classify.js';
 import type { ConntrackEntryView } from './entry.js';
 import type { OwnershipIndex } from './ownership.js';
 
@@ -8,35 +8,55 @@ type ScanProtocol = (typeof SCAN_PROTOCOLS)[number];
 
 /** The netlink-native call a stale scan needs (structural: src/ may not import native/). */
 export interface DnatScanner {
-  scanDnatEntries(options: { ownedTargets: Array<{ address: string; protocol?: ScanProtocol; port?: number }> }): Promise<{
+  scanDnatEntries(options: {
+    ownedTargets: Array<{ address: string; protocol?: ScanProtocol; port?: number }>;
+    /** Candidates in batches while the dump runs; `pass` > 0 after the kernel overran a pass (earlier passes superseded). */
+    onEntries?: (entries: ConntrackEntryView[], pass: number) => void;
+  }): Promise<{
+    /** Candidates not handed to onEntries. */
     entries: ConntrackEntryView[];
     scanned: number;
     notNat: number;
     owned: number;
+    /** The final pass (absent: 0). */
+    pass?: number;
   }>;
 }
 
 export interface StaleScanResult {
   classification: Classification;
-  /** The dump pass (C-side filtering included). */
+  /** The scan call: the dump pass with C-side filtering, while the candidates were classified. */
   listMs: number;
-  /** Classification of the candidates in JavaScript. */
+  /** JavaScript time spent classifying candidates, most of it during the dump pass. */
   classifyMs: number;
 }
 
 /**
- * One dump pass, filtered in C to DNAT'ed entries whose target the endpoints do not own, then
- * classified here (live pod IPs, grouping). A protocol conntrack cannot name is passed as
- * "every protocol" (the safe reading: never calls such an address stale).
+ * One dump pass, filtered in C to DNAT'ed entries whose target the endpoints do not own; the
+ * candidates come over in batches while the pass goes on and are classified here (live pod IPs,
+ * the ownership check again) as they come, so their JavaScript work overlaps the kernel's. A
+ * protocol conntrack cannot name is passed as "every protocol" (the safe reading: never calls
+ * such an address stale).
  */
 export async function scanStaleEntries(api: DnatScanner, ownership: OwnershipIndex, podIps: ReadonlySet<string>): Promise<StaleScanResult> {
   const ownedTargets = ownership.ownedTargets().map((t) => {
     const protocol = SCAN_PROTOCOLS.find((p) => p === t.protocol);
     return protocol === undefined ? { address: t.address } : { address: t.address, protocol, ...(t.port === undefined ? {} : { port: t.port }) };
   });
+  const parts: Array<{ pass: number; classification: Classification }> = [];
+  let classifyMs = 0;
+  const classify = (entries: ConntrackEntryView[], pass: number): void => {
+    const started = performance.now();
+    parts.push({ pass, classification: classifyEntries(entries, ownership, podIps) });
+    classifyMs += performance.now() - started;
+  };
   const t0 = performance.now();
-  const result = await api.scanDnatEntries({ ownedTargets });
-  const t1 = performance.now();
-  const classification = classifyCandidates(result.entries, result, ownership, podIps);
-  return { classification, listMs: t1 - t0, classifyMs: performance.now() - t1 };
+  const result = await api.scanDnatEntries({ ownedTargets, onEntries: classify });
+  const listMs = performance.now() - t0;
+  const pass = result.pass ?? 0;
+  if (result.entries.length > 0) classify(result.entries, pass);
+  const started = performance.now();
+  const classification = combineCandidates(parts.filter((p) => p.pass === pass).map((p) => p.classification), result);
+  classifyMs += performance.now() - started;
+  return { classification, listMs, classifyMs };
 }

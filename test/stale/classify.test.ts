@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryConntrack } from '../../native/lib/memory-conntrack.js';
-import { classifyEntries, excludePodIps, GraceTracker, groupByService, livePodIps, OwnershipIndex, parseInventory, planDeletion, scanStaleEntries } from '../../src/stale/index.js';
+import { classifyEntries, excludePodIps, GraceTracker, groupByService, livePodIps, OwnershipIndex, parseInventory, planDeletion, scanStaleEntries, type DnatScanner } from '../../src/stale/index.js';
 import { directEntry, natEntry, slice } from './fixtures.js';
 
 function index(): OwnershipIndex {
@@ -61,6 +61,24 @@ describe('scanStaleEntries (the C-side pre-filter path)', () => {
     assert.deepEqual(scan.classification.stale.map((e) => e.key).sort(), whole.stale.map((e) => e.key).sort());
     const later = excludePodIps((await scanStaleEntries(table, index(), new Set())).classification, pods);
     assert.deepEqual(later.counts, whole.counts);
+  });
+
+  it('classifies streamed batches as they come and keeps only the final pass after a restarted dump', async () => {
+    const stale = natEntry('udp', '10.96.0.10', 53, '10.244.0.9', 53);
+    const podHeld = natEntry('tcp', '10.96.0.20', 80, '10.244.0.7', 8080);
+    const scanner: DnatScanner = {
+      scanDnatEntries: (options) => {
+        // pass 0 was overrun by the kernel: its batch is superseded by pass 1's
+        options.onEntries?.([stale, stale, stale], 0);
+        options.onEntries?.([stale], 1);
+        options.onEntries?.([podHeld], 1);
+        return Promise.resolve({ entries: [natEntry('udp', '10.96.0.10', 53, '10.244.0.8', 53)], scanned: 10, notNat: 2, owned: 5, pass: 1 });
+      },
+    };
+    const scan = await scanStaleEntries(scanner, index(), new Set(['10.244.0.7']));
+    assert.equal(scan.classification.scanned, 10);
+    assert.deepEqual(scan.classification.counts, { 'not-nat': 2, owned: 5, 'pod-ip': 1, stale: 2 });
+    assert.deepEqual(scan.classification.stale.map((e) => e.target.address), ['10.244.0.9', '10.244.0.8']);
   });
 });
 
