@@ -26,6 +26,8 @@ const JSON_SHAPE = `
     "delete": null | { "requested": n, "deleted": n, "alreadyGone": n, "failed": n,
                        "byProtocol": { "<protocol>": { "deleted", "alreadyGone", "failed" } },
                        "remaining": n } }
+"listMs" is the scan call (one dump pass, filtered in C); "classifyMs" the JavaScript time spent on the
+candidates, most of it during the dump pass (they come over in batches while it runs), plus grouping.
 --delete deletes exactly the stale entries listed: each by its original tuple, zone and the kernel's
 entry id (a newer flow reusing a tuple is left alone and counted as already gone).
 Exit code: 0 done (stale entries found or not), 1 a delete failed or left a covered entry, 2 bad input.`;

@@ -8,7 +8,7 @@ export interface StaleScan {
   classifyMs: number;
 }
 
-/** One dump pass filtered in C (scanDnatEntries), then classification against the endpoints and live pod IPs. */
+/** One dump pass filtered in C (scanDnatEntries), its candidates classified against the endpoints and live pod IPs as they come, then grouped. */
 export async function scanStale(api: ConntrackHandle, ownership: OwnershipIndex, podIps: ReadonlySet<string>): Promise<StaleScan> {
   const scan = await scanStaleEntries(api, ownership, podIps);
   const t0 = performance.now();
