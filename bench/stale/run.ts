@@ -80,8 +80,13 @@ function cpuMs(usage: NodeJS.CpuUsage): number {
 /** Thread CPU of a pass (user = ours, sys = the kernel's), ms. */
 interface PassCpu { userMs: number; sysMs: number }
 
+function medianCpu(cpu: PassCpu[]): PassCpu {
+  return { userMs: Math.round(median(cpu.map((c) => c.userMs))), sysMs: Math.round(median(cpu.map((c) => c.sysMs))) };
+}
+
 function cpuLine(cpu: PassCpu[]): string {
-  return `user ${Math.round(median(cpu.map((c) => c.userMs)))} ms + sys ${Math.round(median(cpu.map((c) => c.sysMs)))} ms`;
+  const m = medianCpu(cpu);
+  return `user ${m.userMs} ms + sys ${m.sysMs} ms`;
 }
 
 async function main(): Promise<void> {
@@ -184,9 +189,9 @@ async function main(): Promise<void> {
       scanOverRawDump: ratio(scan, raw),
       scanOverReceiveOnly: ratio(scan, receive),
       cpu: {
-        receiveOnly: { userMs: Math.round(median(receiveCpu.map((c) => c.userMs))), sysMs: Math.round(median(receiveCpu.map((c) => c.sysMs))) },
-        rawDump: { userMs: Math.round(median(rawCpu.map((c) => c.userMs))), sysMs: Math.round(median(rawCpu.map((c) => c.sysMs))) },
-        scanPass: { userMs: Math.round(median(scanCpu.map((c) => c.userMs))), sysMs: Math.round(median(scanCpu.map((c) => c.sysMs))) },
+        receiveOnly: medianCpu(receiveCpu),
+        rawDump: medianCpu(rawCpu),
+        scanPass: medianCpu(scanCpu),
       },
       scanOverConntrackL: ratio(scan, floor),
       goalMet: median(scan) <= median(raw),

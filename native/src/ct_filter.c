@@ -22,12 +22,15 @@ int ct_table_alloc(size_t min_slots, size_t slot_size, void **slots, uint8_t **u
 		cap <<= 1;
 	}
 	*slots = calloc(cap, slot_size);
-	*used = calloc(cap, 1);
-	if (!*slots || !*used) {
+	if (used)
+		*used = calloc(cap, 1);
+	if (!*slots || (used && !*used)) {
 		free(*slots);
-		free(*used);
 		*slots = NULL;
-		*used = NULL;
+		if (used) {
+			free(*used);
+			*used = NULL;
+		}
 		return -ENOMEM;
 	}
 	*mask = cap - 1;

@@ -42,7 +42,8 @@ static inline uint64_t ct_hash_addr(const struct ct_addr *a, uint64_t extra)
 
 /*
  * Storage of an open-addressing table (linear probing) for at least `min_slots` slots of
- * `slot_size` bytes: a power-of-two capacity, zeroed slots and "used" bytes. Returns 0, -EINVAL
+ * `slot_size` bytes: a power-of-two capacity, zeroed slots and "used" bytes (used may be NULL
+ * for a table that marks empty slots itself, as with key 0). Returns 0, -EINVAL
  * (absurd size) or -ENOMEM (then nothing is allocated). Shared by the address and target sets.
  */
 int ct_table_alloc(size_t min_slots, size_t slot_size, void **slots, uint8_t **used, size_t *mask);

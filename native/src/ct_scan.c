@@ -21,7 +21,6 @@ static int same_target(const struct ct_target *x, const struct ct_target *y)
 int ct_target_set_init(struct ct_target_set *set, size_t expected)
 {
 	void *slots = NULL;
-	uint8_t *v4_used = NULL;
 	int err;
 
 	memset(set, 0, sizeof(*set));
@@ -31,8 +30,7 @@ int ct_target_set_init(struct ct_target_set *set, size_t expected)
 	if (err < 0)
 		return err;
 	slots = NULL;
-	err = ct_table_alloc(expected * 4 + 1, sizeof(*set->v4), &slots, &v4_used, &set->v4_mask);
-	free(v4_used); /* the v4 table marks empty slots with key 0 */
+	err = ct_table_alloc(expected * 4 + 1, sizeof(*set->v4), &slots, NULL, &set->v4_mask); /* empty = key 0 */
 	set->v4 = slots;
 	if (err < 0)
 		ct_target_set_free(set);

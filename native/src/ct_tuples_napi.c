@@ -72,14 +72,12 @@ static int ct_insert_parse(napi_env env, napi_value args, void *state, struct op
 	struct ct_insert_op *s = state;
 	napi_value arr;
 	uint32_t n;
+	void *specs;
+	int rc = arg_array_storage(env, args, "entries", sizeof(*s->specs), &arr, &n, &specs, err);
 
-	if (arg_array(env, args, "entries", &arr, &n, err) < 0)
-		return -EINVAL;
-	s->specs = calloc(n ? n : 1, sizeof(*s->specs));
-	if (!s->specs) {
-		set_error(err, ENOMEM, NULL, "out of memory");
-		return -ENOMEM;
-	}
+	s->specs = specs;
+	if (rc < 0)
+		return rc;
 	s->n = n;
 	for (uint32_t i = 0; i < n; i++)
 		if (parse_insert_spec(env, arg_element(env, arr, i), &s->specs[i], err) < 0)
@@ -184,17 +182,15 @@ static int ct_delete_tuples_parse(napi_env env, napi_value args, void *state, st
 	struct ct_delete_tuples_op *s = state;
 	napi_value arr;
 	uint32_t n;
+	void *items;
+	int rc = arg_array_storage(env, args, "entries", sizeof(*s->items), &arr, &n, &items, err);
 
-	if (arg_array(env, args, "entries", &arr, &n, err) < 0)
-		return -EINVAL;
+	s->items = items;
+	if (rc < 0)
+		return rc;
 	if (!arr) {
 		set_error(err, EINVAL, NULL, "entries is required");
 		return -EINVAL;
-	}
-	s->items = calloc(n ? n : 1, sizeof(*s->items));
-	if (!s->items) {
-		set_error(err, ENOMEM, NULL, "out of memory for %u entries", n);
-		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < n; i++)
 		if (parse_delete_tuple(env, arg_element(env, arr, i), &s->items[i], err) < 0)

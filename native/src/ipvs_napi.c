@@ -326,14 +326,12 @@ static int ipvs_weights_parse(napi_env env, napi_value args, void *state, struct
 	struct ipvs_weights_op *s = state;
 	napi_value arr;
 	uint32_t n;
+	void *edits;
+	int rc = arg_array_storage(env, args, "edits", sizeof(*s->edits), &arr, &n, &edits, err);
 
-	if (arg_array(env, args, "edits", &arr, &n, err) < 0)
-		return -EINVAL;
-	s->edits = calloc(n ? n : 1, sizeof(*s->edits));
-	if (!s->edits) {
-		set_error(err, ENOMEM, NULL, "out of memory for %u weight edits", n);
-		return -ENOMEM;
-	}
+	s->edits = edits;
+	if (rc < 0)
+		return rc;
 	s->count = n;
 	for (uint32_t i = 0; i < n; i++) {
 		napi_value v = arg_element(env, arr, i);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void set_error(struct op_error *err, int errnum, const char *code, const char *fmt, ...)
@@ -115,6 +116,20 @@ int arg_array(napi_env env, napi_value obj, const char *name, napi_value *arr, u
 		return -EINVAL;
 	}
 	*arr = v;
+	return 0;
+}
+
+int arg_array_storage(napi_env env, napi_value obj, const char *name, size_t item_size, napi_value *arr,
+		      uint32_t *len, void **items, struct op_error *err)
+{
+	*items = NULL;
+	if (arg_array(env, obj, name, arr, len, err) < 0)
+		return -EINVAL;
+	*items = calloc(*len ? *len : 1, item_size);
+	if (!*items) {
+		set_error(err, ENOMEM, NULL, "out of memory for %u %s", *len, name);
+		return -ENOMEM;
+	}
 	return 0;
 }
 

@@ -38,6 +38,10 @@ int arg_string(napi_env env, napi_value obj, const char *name, char *buf, size_t
 	       struct op_error *err);
 /* Array property: its length (0 when absent); -EINVAL when not an array. */
 int arg_array(napi_env env, napi_value obj, const char *name, napi_value *arr, uint32_t *len, struct op_error *err);
+/* arg_array plus zeroed storage for one item_size record per element (never NULL on success,
+ * also for an empty or absent array; the caller frees it). -EINVAL / -ENOMEM with err set. */
+int arg_array_storage(napi_env env, napi_value obj, const char *name, size_t item_size, napi_value *arr,
+		      uint32_t *len, void **items, struct op_error *err);
 napi_value arg_element(napi_env env, napi_value arr, uint32_t i);
 int arg_address(napi_env env, napi_value v, struct ct_addr *a, const char *what, struct op_error *err);
 /* Array-of-addresses property into a new set (*present = 0 and no set when absent). The caller
