@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'native/build/**', 'test/lab/results/**', '**/*.mjs', 'eslint.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'native/build/**', 'lab/results/**', '**/*.mjs', 'eslint.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -19,11 +19,11 @@ export default tseslint.config(
     },
   },
   {
-    files: ['cli/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', '**/*.test.ts'],
+    files: ['cli/**/*.ts', 'test/**/*.ts', 'lab/**/*.ts', 'bench/**/*.ts', '**/*.test.ts'],
     rules: { 'no-restricted-properties': 'off', 'no-restricted-syntax': 'off' },
   },
   {
-    files: ['test/**/*.ts', 'bench/**/*.ts', '**/*.test.ts'],
+    files: ['test/**/*.ts', 'lab/**/*.ts', 'bench/**/*.ts', '**/*.test.ts'],
     rules: { '@typescript-eslint/explicit-function-return-type': 'off' },
   },
   {

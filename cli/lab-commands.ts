@@ -3,19 +3,56 @@ import { CliExit } from './exit.js';
 
 const SCENARIO_NAMES = ['ghost', 'maglev-drift', 'dsr-node-loss'];
 
+/** What one lab scenario run hands back to the CLI. */
+export interface LabScenarioOutcome {
+  table: string;
+  /** The object the `--json` line carries. */
+  json: Record<string, unknown>;
+  written: string[];
+}
+
+/** What the lab (lab/entry.ts, which declares it implements this) gives the CLI. */
+export interface LabEntry {
+  scenarios: readonly string[];
+  defaultResultsDir: string;
+  /** Why the lab needs root, in one sentence. */
+  rootReason: string;
+  /** What is missing to run a scenario here; empty when everything is there. */
+  findProblems: () => Promise<string[]>;
+  runScenario: (name: string, options: { resultsDir: string | undefined; command: string; log: (message: string) => void }) => Promise<LabScenarioOutcome>;
+  runDemo: (io: { log: (message: string) => void; write: (text: string) => void }) => Promise<void>;
+}
+
+/**
+ * The lab's entry, resolved at run time on purpose: a specifier tsc cannot follow keeps lab/
+ * (and the test/ helpers it uses) out of the compiled CLI and out of the images.
+ */
+const LAB_ENTRY: string = '../lab/entry.js';
+
 function progress(message: string): void {
   process.stderr.write(`[lab ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-async function requireLab(): Promise<void> {
-  const { findLabProblems } = await import('../test/lab/sys/root.js');
-  const problems = await findLabProblems();
+async function loadLab(): Promise<LabEntry> {
+  try {
+    const module = (await import(LAB_ENTRY)) as { lab: LabEntry };
+    return module.lab;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND') {
+      throw new CliExit(2, 'the lab is not part of this build (images, compiled CLI): run it from a source checkout with `npm run lab -- <scenario>` or `npm run demo`');
+    }
+    throw error;
+  }
+}
+
+async function requireLab(lab: LabEntry): Promise<void> {
+  const problems = await lab.findProblems();
   if (problems.length > 0) throw new CliExit(2, `conndrain lab cannot run here:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
 }
 
 /**
- * `conndrain lab <scenario> [--json]` and `conndrain demo`. The lab lives in test/lab and is
- * loaded lazily: images without it (the webhook's) still start every other command.
+ * `conndrain lab <scenario> [--json]` and `conndrain demo`. The lab lives in lab/ and is
+ * loaded lazily: builds without it (the images) still start every other command.
  */
 export function registerLabCommands(program: Command): void {
   program
@@ -23,15 +60,14 @@ export function registerLabCommands(program: Command): void {
     .description(`reproduce a field failure in network namespaces and measure it without and with conndrain (${SCENARIO_NAMES.join(', ')}); needs root`)
     .argument('<scenario>', SCENARIO_NAMES.join(' | '))
     .option('--json', 'print one JSON object with the figures as the last line')
-    .option('--results-dir <dir>', 'write <scenario>.json/.md/.png here (default: test/lab/results)')
+    .option('--results-dir <dir>', 'write <scenario>.json/.md/.svg/.png here (default: lab/results)')
     .option('--no-results', 'write no result files')
     .action(async (scenario: string, options: { json?: boolean; resultsDir?: string; results: boolean }) => {
-      const lab = await import('../test/lab/run.js');
-      if (!lab.isScenarioName(scenario)) throw new CliExit(2, `unknown scenario "${scenario}"; one of: ${lab.SCENARIOS.join(', ')}`);
-      await requireLab();
-      const { DEFAULT_RESULTS_DIR } = await import('../test/lab/report/write-results.js');
-      const resultsDir = options.results ? (options.resultsDir ?? DEFAULT_RESULTS_DIR) : undefined;
-      const outcome = await lab.runLabScenario(scenario, { resultsDir, command: `conndrain lab ${scenario}${options.json === true ? ' --json' : ''}`, log: progress });
+      const lab = await loadLab();
+      if (!lab.scenarios.includes(scenario)) throw new CliExit(2, `unknown scenario "${scenario}"; one of: ${lab.scenarios.join(', ')}`);
+      await requireLab(lab);
+      const resultsDir = options.results ? (options.resultsDir ?? lab.defaultResultsDir) : undefined;
+      const outcome = await lab.runScenario(scenario, { resultsDir, command: `conndrain lab ${scenario}${options.json === true ? ' --json' : ''}`, log: progress });
       process.stdout.write(`${outcome.table}\n`);
       for (const path of outcome.written) progress(`wrote ${path}`);
       if (options.json === true) process.stdout.write(`${JSON.stringify(outcome.json)}\n`);
@@ -41,10 +77,9 @@ export function registerLabCommands(program: Command): void {
     .command('demo')
     .description('the ghost-connection scenario before/after conndrain on this kernel, and the webhook injection on examples/deployment.yaml (needs root, under a minute)')
     .action(async () => {
-      const { runDemo } = await import('../test/lab/demo.js');
-      const { ROOT_REASON } = await import('../test/lab/sys/root.js');
-      process.stdout.write(`conndrain demo: this needs root because ${ROOT_REASON}\n\n`);
-      await requireLab();
-      await runDemo({ log: progress, write: (text) => process.stdout.write(text) });
+      const lab = await loadLab();
+      process.stdout.write(`conndrain demo: this needs root because ${lab.rootReason}\n\n`);
+      await requireLab(lab);
+      await lab.runDemo({ log: progress, write: (text) => process.stdout.write(text) });
     });
 }

@@ -26,8 +26,6 @@ COPY webhook ./webhook
 COPY agent ./agent
 COPY cli ./cli
 COPY native/lib ./native/lib
-# cli/lab-commands.ts imports the lab (test/lab) lazily; tsc still compiles what it reaches.
-COPY test ./test
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 

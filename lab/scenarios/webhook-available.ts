@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { registerWebhookCommands } from '../../../webhook/commands.js';
+import { registerWebhookCommands } from '../../webhook/commands.js';
 
 /** True once `conndrain inject` is registered (the demo shows the webhook's injection with it). */
 export function isInjectCommandAvailable(): boolean {

@@ -21,5 +21,5 @@ export async function runDemo(io: DemoIo): Promise<void> {
   const outcome = await runLabScenario('ghost', { command: 'npm run demo', log: io.log });
   io.write(`${outcome.table}\n\n`);
   for (const note of outcome.notes) io.write(`- ${note}\n`);
-  io.write(`\nDone in ${((Date.now() - started) / 1000).toFixed(1)} s. Full runs and charts: npm run lab -- ghost (results in test/lab/results/).\n`);
+  io.write(`\nDone in ${((Date.now() - started) / 1000).toFixed(1)} s. Full runs and charts: npm run lab -- ghost (results in lab/results/).\n`);
 }

@@ -7,8 +7,8 @@
  */
 import { createServer, connect } from 'node:net';
 import { createInterface } from 'node:readline';
-import { FakeApiServer } from '../../apiserver/server.js';
-import { markDeleting, setReady } from '../../apiserver/pods.js';
+import { FakeApiServer } from '../../test/apiserver/server.js';
+import { markDeleting, setReady } from '../../test/apiserver/pods.js';
 import type { ApiCommand, ApiReply } from './api-commands.js';
 
 const relayPort = Number(process.argv[2] ?? '16443');

@@ -1,8 +1,8 @@
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runInGuest } from '../../vm/run-in-guest.js';
-import { checkGuestAvailability } from '../../vm/kernel.js';
+import { runInGuest } from '../../test/vm/run-in-guest.js';
+import { checkGuestAvailability } from '../../test/vm/kernel.js';
 import { bundleLabScripts } from '../sys/bundle-scripts.js';
 import { buildAgentBundle } from '../sys/agent-bundle.js';
 
@@ -23,7 +23,7 @@ export function vmUnavailableReason(): string | undefined {
 }
 
 /**
- * Boots the QEMU guest once and runs the given scenarios inside it (test/lab/vm/guest-main.ts),
+ * Boots the QEMU guest once and runs the given scenarios inside it (lab/vm/guest-main.ts),
  * each without and with conndrain (CONNDRAIN_LAB_VM_WITH=0: without only). Traffic scripts and
  * the agent (the whole CLI) go in as plain-JS bundles (fast starts under TCG); only the
  * orchestrator runs through tsx from the shared host tree.
@@ -35,7 +35,7 @@ export async function runVmScenarios(scenarios: readonly VmScenario[], log: (mes
     const agentBundle = await buildAgentBundle();
     const files: Record<string, string> = {};
     for (const name of await readdir(bundleDir)) files[name] = await readFile(join(bundleDir, name), 'utf8');
-    const result = await runInGuest({ command: `node --import tsx test/lab/vm/guest-main.ts ${scenarios.join(' ')}`, files, timeoutMs, memoryMb: 3072, env: { CONNDRAIN_LAB_VM_WITH: process.env.CONNDRAIN_LAB_VM_WITH ?? '1', CONNDRAIN_LAB_AGENT_BUNDLE: agentBundle } });
+    const result = await runInGuest({ command: `node --import tsx lab/vm/guest-main.ts ${scenarios.join(' ')}`, files, timeoutMs, memoryMb: 3072, env: { CONNDRAIN_LAB_VM_WITH: process.env.CONNDRAIN_LAB_VM_WITH ?? '1', CONNDRAIN_LAB_AGENT_BUNDLE: agentBundle } });
     for (const line of result.output.split('\n')) if (line.startsWith('[guest +')) log(line);
     const text = result.files['results.jsonl'] ?? '';
     const lines = text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as VmScenarioLine);

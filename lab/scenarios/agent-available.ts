@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { registerAgentCommands } from '../../../agent/commands.js';
+import { registerAgentCommands } from '../../agent/commands.js';
 
 /** True once `conndrain agent` is registered (the lab's "with conndrain" runs need the real agent). */
 export function isAgentCommandAvailable(): boolean {

@@ -1,10 +1,10 @@
 import { AgentHandle } from '../control/agent-handle.js';
 import { labAgentBundle } from '../sys/agent-bundle.js';
 import { ApiHandle } from '../control/api-handle.js';
-import { managedPod } from '../../apiserver/pods.js';
-import { NativeNetlink } from '../../../native/lib/index.js';
-import type { IpvsDestination } from '../../../native/lib/types.js';
-import { parsePinCounters } from '../../../src/flowpin/nft-ruleset.js';
+import { managedPod } from '../../test/apiserver/pods.js';
+import { NativeNetlink } from '../../native/lib/index.js';
+import type { IpvsDestination } from '../../native/lib/types.js';
+import { parsePinCounters } from '../../src/flowpin/nft-ruleset.js';
 import { run } from '../sys/exec.js';
 import { dsrPodSteps, ipvsNodeSteps } from '../proxy/dsr-pod.js';
 import { runSteps, type ScriptStep } from '../sys/script.js';

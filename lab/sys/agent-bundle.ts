@@ -11,7 +11,7 @@ import { REPO_ROOT } from './netns-process.js';
  * It lives inside the repository (`.vm-cache/`, git-ignored) because the addon loader finds
  * `native/build/Release/netlink_native.node` by walking up from the loading file; the guest
  * sees it read-only over 9p. Rebuilt only when a source file or the lock file is newer. The
- * lab (test/lab) is left out: the CLI imports it lazily and the agent never does.
+ * lab (lab/) is left out: the CLI loads it at run time only, and the agent never does.
  */
 export const AGENT_BUNDLE = join(REPO_ROOT, '.vm-cache', 'lab', 'conndrain.mjs');
 
@@ -56,7 +56,7 @@ export function buildAgentBundle(): Promise<string> {
       banner: { js: REQUIRE_BANNER },
       external: ['esbuild'],
       logLevel: 'error',
-      plugins: [{ name: 'lab-stays-out', setup: (context) => context.onResolve({ filter: /\/test\/lab\// }, (args) => ({ path: args.path, external: true })) }],
+      plugins: [{ name: 'lab-stays-out', setup: (context) => context.onResolve({ filter: /^\.\.\/lab\// }, (args) => ({ path: args.path, external: true })) }],
     });
     await rename(temporary, AGENT_BUNDLE);
     return AGENT_BUNDLE;
