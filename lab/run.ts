@@ -1,4 +1,4 @@
-import { ghostJson, renderGhostChart, renderGhostTable, type GhostResult } from './report/ghost-report.js';
+import { ghostJson, ghostChart, renderGhostTable, type GhostResult } from './report/ghost-report.js';
 import { writeScenarioResults } from './report/write-results.js';
 import { isAgentCommandAvailable } from './scenarios/agent-available.js';
 import { runGhostOnce } from './scenarios/ghost.js';
@@ -13,7 +13,7 @@ export const SCENARIOS = ['ghost', 'maglev-drift', 'dsr-node-loss'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface LabRunOptions {
-  /** Write results (JSON, Markdown, PNG) here; nothing is written when undefined. */
+  /** Write results (JSON, Markdown, SVG chart) here; nothing is written when undefined. */
   resultsDir?: string;
   /** The command line, recorded with the results. */
   command: string;
@@ -52,7 +52,7 @@ async function runGhost(options: LabRunOptions): Promise<LabOutcome> {
     'Pods are deleted the way the kubelet does it: the process stops (its TCP connections close), then the sandbox namespace goes, then the API object is deleted (the stand-in publishes DELETED).',
     'The API server is the list/watch stand-in in test/apiserver (no kube-apiserver can run here); the agent is the real `conndrain agent` process in the node namespace.',
   ];
-  const written = options.resultsDir === undefined ? [] : await writeScenarioResults(options.resultsDir, { scenario: 'ghost', result, table, chart: renderGhostChart(result), command: options.command, notes });
+  const written = options.resultsDir === undefined ? [] : await writeScenarioResults(options.resultsDir, { scenario: 'ghost', result, table, chart: ghostChart(result), command: options.command, notes });
   return { table, json: ghostJson(result), written, notes };
 }
 

@@ -1,8 +1,9 @@
-import { Canvas, type Rgb } from './canvas.js';
+import { parse, View, type GroupMark, type LineMark, type Spec } from 'vega';
 
 export interface LineSeries {
   label: string;
-  color: Rgb;
+  /** A CSS colour. */
+  color: string;
   x: readonly number[];
   y: readonly number[];
   /** Draw as steps of this width (a bucketed count: each x is the start of its bucket). */
@@ -13,7 +14,7 @@ export interface LineSeries {
 export interface Marker {
   x: number;
   label: string;
-  color: Rgb;
+  color: string;
 }
 
 export interface Panel {
@@ -31,83 +32,110 @@ export interface ChartSpec {
   panelHeight?: number;
 }
 
-const INK: Rgb = [30, 30, 30];
-const GRID: Rgb = [225, 225, 225];
-const MUTED: Rgb = [110, 110, 110];
+const INK = '#1e1e1e';
+const MUTED = '#6e6e6e';
+/** Room above each plot for its title and legend, and below it for the x axis. */
+const PANEL_TOP = 56;
+const PANEL_BOTTOM = 52;
+const LEFT = 60;
 
-/** A "nice" step for about `count` ticks over `span`. */
-export function niceStep(span: number, count: number): number {
-  if (span <= 0) return 1;
-  const raw = span / count;
-  const magnitude = 10 ** Math.floor(Math.log10(raw));
-  const normalized = raw / magnitude;
-  const nice = normalized <= 1 ? 1 : normalized <= 2 ? 2 : normalized <= 5 ? 5 : 10;
-  return nice * magnitude;
+interface Point {
+  x: number;
+  y: number;
 }
 
-function formatTick(value: number): string {
-  return Number.isInteger(value) ? String(value) : value.toFixed(1);
+/** The points a series is drawn through: a bucketed series gets its last bucket's end. */
+export function pointsOf(series: LineSeries): Point[] {
+  const points = series.x.map((x, i) => ({ x, y: series.y[i] ?? 0 }));
+  const last = points.at(-1);
+  if (series.step !== undefined && last !== undefined) points.push({ x: last.x + series.step, y: last.y });
+  return points;
 }
 
-function stepPoints(series: LineSeries, step: number): (readonly [number, number])[] {
-  return series.x.flatMap((x, i) => [[x, series.y[i] ?? 0] as const, [x + step, series.y[i] ?? 0] as const]);
+function xDomainOf(spec: ChartSpec): [number, number] {
+  const xs = spec.panels.flatMap((panel) => panel.series.flatMap((series) => pointsOf(series).map((point) => point.x)).concat(panel.markers.map((marker) => marker.x)));
+  return xs.length === 0 ? [0, 1] : [Math.min(...xs), Math.max(...xs)];
 }
 
-function drawPanel(canvas: Canvas, top: number, height: number, panel: Panel): void {
-  const left = 90;
-  const right = canvas.width - 30;
-  const plotTop = top + 62;
-  const plotBottom = top + height - 56;
-  const xs = panel.series.flatMap((series) => series.x.concat(series.x.map((x) => x + (series.step ?? 0)))).concat(panel.markers.map((marker) => marker.x));
-  const ys = panel.series.flatMap((series) => series.y);
-  const xMin = Math.min(...xs);
-  const xMax = Math.max(...xs);
-  const yStep = niceStep(Math.max(1, ...ys), 5);
-  const yMax = Math.max(yStep, Math.ceil(Math.max(1, ...ys) / yStep) * yStep);
-  const px = (x: number) => left + ((x - xMin) / Math.max(1e-9, xMax - xMin)) * (right - left);
-  const py = (y: number) => plotBottom - (y / yMax) * (plotBottom - plotTop);
-
-  canvas.text(left, top + 8, panel.title, INK, 2);
-  for (let y = 0; y <= yMax + 1e-9; y += yStep) {
-    canvas.line(left, py(y), right, py(y), GRID);
-    canvas.text(left - 8, py(y) - 7, formatTick(y), MUTED, 2, 'right');
-  }
-  const xStep = niceStep(xMax - xMin, 10);
-  for (let x = Math.ceil(xMin / xStep) * xStep; x <= xMax + 1e-9; x += xStep) {
-    canvas.line(px(x), plotBottom, px(x), plotBottom + 5, INK);
-    canvas.text(px(x), plotBottom + 10, formatTick(Math.round(x * 10) / 10), MUTED, 2, 'center');
-  }
-  canvas.line(left, plotTop, left, plotBottom, INK, 2);
-  canvas.line(left, plotBottom, right, plotBottom, INK, 2);
-  canvas.text((left + right) / 2, plotBottom + 30, panel.xLabel, INK, 2, 'center');
-
-  for (const marker of panel.markers) {
-    canvas.line(px(marker.x), plotTop, px(marker.x), plotBottom, marker.color, 2, 6);
-    canvas.text(px(marker.x) + 6, plotTop + 8, marker.label, marker.color, 2);
-  }
-  for (const series of panel.series) {
-    const points = series.step === undefined ? series.x.map((x, i) => [x, series.y[i] ?? 0] as const) : stepPoints(series, series.step);
-    for (let i = 1; i < points.length; i++) {
-      const [x0, y0] = points[i - 1] as readonly [number, number];
-      const [x1, y1] = points[i] as readonly [number, number];
-      canvas.line(px(x0), py(y0), px(x1), py(y1), series.color, 3);
-    }
-  }
-  let legendX = left + 30;
-  for (const series of panel.series) {
-    canvas.fillRect(legendX - 28, top + 35, 22, 4, series.color);
-    legendX += canvas.text(legendX, top + 30, series.label, series.color, 2) + 60;
-  }
+/** One panel: a group with its own y scale, axes, legend, lines and event markers. */
+function panelMark(panel: Panel, index: number, plotWidth: number, plotHeight: number, panelHeight: number): GroupMark {
+  const name = `panel${index}`;
+  const data = [
+    ...panel.series.map((series, s) => ({ name: `${name}_series${s}`, values: pointsOf(series) })),
+    { name: `${name}_markers`, values: panel.markers.map((marker) => ({ ...marker })) },
+  ];
+  const yMax = Math.max(1, ...panel.series.flatMap((series) => series.y));
+  return {
+    type: 'group',
+    name,
+    encode: { enter: { x: { value: LEFT }, y: { value: index * panelHeight + PANEL_TOP }, width: { value: plotWidth }, height: { value: plotHeight } } },
+    title: { text: panel.title, anchor: 'start', offset: 30, fontSize: 14, color: INK },
+    data,
+    scales: [
+      { name: 'y', type: 'linear', domain: [0, yMax], nice: true, zero: true, range: [plotHeight, 0] },
+      { name: 'color', type: 'ordinal', domain: panel.series.map((series) => series.label), range: panel.series.map((series) => series.color) },
+    ],
+    axes: [
+      { orient: 'bottom', scale: 'x', title: panel.xLabel, tickCount: 10, labelColor: MUTED, titleColor: INK },
+      { orient: 'left', scale: 'y', grid: true, tickCount: 5, labelColor: MUTED, domainColor: INK },
+    ],
+    legends: [{ stroke: 'color', orient: 'top', direction: 'horizontal', symbolType: 'stroke', labelColor: INK }],
+    marks: [
+      {
+        type: 'rule',
+        name: `${name}_rules`,
+        from: { data: `${name}_markers` },
+        encode: { enter: { x: { scale: 'x', field: 'x' }, y: { value: 0 }, y2: { value: plotHeight }, stroke: { field: 'color' }, strokeWidth: { value: 2 }, strokeDash: { value: [6, 4] } } },
+      },
+      {
+        type: 'text',
+        from: { data: `${name}_markers` },
+        encode: { enter: { x: { scale: 'x', field: 'x', offset: 5 }, y: { value: 12 }, text: { field: 'label' }, fill: { field: 'color' }, fontSize: { value: 12 } } },
+      },
+      ...panel.series.map((series, s): LineMark => ({
+        type: 'line',
+        name: `${name}_line${s}`,
+        description: series.label,
+        from: { data: `${name}_series${s}` },
+        encode: {
+          enter: {
+            x: { scale: 'x', field: 'x' },
+            y: { scale: 'y', field: 'y' },
+            stroke: { value: series.color },
+            strokeWidth: { value: 2.5 },
+            interpolate: { value: series.step === undefined ? 'linear' : 'step-after' },
+          },
+        },
+      })),
+    ],
+  };
 }
 
-/** Renders panels stacked vertically under one title. */
-export function renderChart(spec: ChartSpec): Canvas {
+/** The Vega specification of panels stacked vertically under one title, sharing the x axis. */
+export function chartSpecToVega(spec: ChartSpec): Spec {
   const width = spec.width ?? 1000;
   const panelHeight = spec.panelHeight ?? 330;
-  const header = spec.subtitle === undefined ? 50 : 76;
-  const canvas = new Canvas(width, header + panelHeight * spec.panels.length);
-  canvas.text(20, 16, spec.title, INK, 3);
-  if (spec.subtitle !== undefined) canvas.text(20, 50, spec.subtitle, MUTED, 2);
-  spec.panels.forEach((panel, index) => drawPanel(canvas, header + index * panelHeight, panelHeight, panel));
-  return canvas;
+  const plotWidth = width - LEFT - 30;
+  const plotHeight = panelHeight - PANEL_TOP - PANEL_BOTTOM;
+  return {
+    $schema: 'https://vega.github.io/schema/vega/v6.json',
+    width,
+    height: panelHeight * spec.panels.length,
+    padding: 10,
+    autosize: 'pad',
+    background: 'white',
+    title: { text: spec.title, ...(spec.subtitle === undefined ? {} : { subtitle: spec.subtitle }), anchor: 'start', fontSize: 18, color: INK, subtitleColor: MUTED },
+    scales: [{ name: 'x', type: 'linear', domain: xDomainOf(spec), range: [0, plotWidth], zero: false }],
+    marks: spec.panels.map((panel, index) => panelMark(panel, index, plotWidth, plotHeight, panelHeight)),
+  };
+}
+
+/** Renders the chart to a standalone SVG document (Vega, headless: no browser, no canvas). */
+export async function renderChartSvg(spec: ChartSpec): Promise<string> {
+  const view = new View(parse(chartSpecToVega(spec)), { renderer: 'none' });
+  try {
+    return await view.toSVG();
+  } finally {
+    view.finalize();
+  }
 }

@@ -1,5 +1,4 @@
-import type { Canvas } from '../chart/canvas.js';
-import { renderChart, type LineSeries } from '../chart/line-chart.js';
+import type { ChartSpec, LineSeries } from '../chart/line-chart.js';
 import type { GhostRun } from '../scenarios/ghost.js';
 import { renderTable } from './table.js';
 
@@ -58,24 +57,25 @@ export function renderGhostTable(result: GhostResult): string {
   );
 }
 
-export function renderGhostChart(result: GhostResult): Canvas {
+/** The ghost chart: answered UDP queries and TCP requests per bucket, both runs, around the deletion. */
+export function ghostChart(result: GhostResult): ChartSpec {
   const runs = [result.without, result.with].filter(isRun);
-  const color = (run: GhostRun): readonly [number, number, number] => (run.conndrain ? [31, 119, 180] : [214, 39, 40]);
+  const color = (run: GhostRun): string => (run.conndrain ? '#1f77b4' : '#d62728');
   const label = (run: GhostRun): string => (run.conndrain ? 'with conndrain' : 'without conndrain');
   const series = (kind: 'udp' | 'tcp'): LineSeries[] =>
     runs.map((run) => ({ label: label(run), color: color(run), x: run.series[kind].startSeconds, y: run.series[kind].answered, step: run.series[kind].bucketMs / 1000 }));
   const markers = [
-    { x: -result.drainSeconds, label: 'unready', color: [140, 140, 140] as const },
-    { x: 0, label: 'deleted', color: [0, 0, 0] as const },
+    { x: -result.drainSeconds, label: 'unready', color: '#8c8c8c' },
+    { x: 0, label: 'deleted', color: '#000000' },
   ];
-  return renderChart({
+  return {
     title: 'Ghost conntrack after a scale-down',
     subtitle: 'ClusterIP, 2 pods, kube-proxy nft DNAT; pod-1-2 deleted at t=0; 250 ms buckets',
     panels: [
       { title: 'UDP (DNS-like) queries answered per 250 ms', xLabel: 'seconds since the pod was deleted', series: series('udp'), markers },
       { title: 'TCP stream requests answered per 250 ms', xLabel: 'seconds since the pod was deleted', series: series('tcp'), markers },
     ],
-  });
+  };
 }
 
 /** The `--json` line: figures only, no series. */

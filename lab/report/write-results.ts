@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Canvas } from '../chart/canvas.js';
+import { renderChartSvg, type ChartSpec } from '../chart/line-chart.js';
 
 /** Where committed results live (`conndrain lab` writes here unless told otherwise). */
 export const DEFAULT_RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
@@ -13,13 +13,13 @@ export interface ScenarioReport {
   result: unknown;
   /** The before/after table (Markdown). */
   table: string;
-  chart?: Canvas;
+  chart?: ChartSpec;
   /** The command that produced it and where, for the Markdown file. */
   command: string;
   notes: string[];
 }
 
-/** Writes `<scenario>.json`, `<scenario>.md` and `<scenario>.png`; returns the paths written. */
+/** Writes `<scenario>.json`, `<scenario>.md` and `<scenario>.svg` (the chart); returns the paths written. */
 export async function writeScenarioResults(dir: string, report: ScenarioReport): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const base = join(dir, report.scenario);
@@ -34,14 +34,14 @@ export async function writeScenarioResults(dir: string, report: ScenarioReport):
     '',
     report.table,
     '',
-    ...(report.chart === undefined ? [] : [`![${report.scenario}](${report.scenario}.png)`, '']),
+    ...(report.chart === undefined ? [] : [`![${report.scenario}](${report.scenario}.svg)`, '']),
     ...report.notes.map((note) => `- ${note}`),
     '',
   ].join('\n');
   await writeFile(`${base}.md`, markdown);
   if (report.chart !== undefined) {
-    await writeFile(`${base}.png`, report.chart.toPng());
-    written.push(`${base}.png`);
+    await writeFile(`${base}.svg`, await renderChartSvg(report.chart));
+    written.push(`${base}.svg`);
   }
   return written;
 }
