@@ -1,6 +1,49 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Tests may reach anything; the rules below are for the code that ships. */
+const TEST_FILES = ['**/*.test.ts'];
+
+/** Production code (src/, agent/, webhook/, native/lib/, cli/) never imports the lab, tests or benchmarks. */
+const SHIPS_NO_TEST_CODE = {
+  regex: '^(\\.\\./)+(test|lab|bench)/',
+  message: 'Production code never imports test/, lab/ or bench/ (they are not in the build or the images).',
+};
+
+/** cli/ is the top layer: components export plain functions and typed errors, and the CLI wires them. */
+const COMPONENTS_SIT_UNDER_CLI = {
+  regex: '^(\\.\\./)+cli/',
+  message: 'cli/ is the top layer: a component throws typed errors and exports functions; CliExit and option wiring stay in cli/.',
+};
+
+/**
+ * Known violations of COMPONENTS_SIT_UNDER_CLI, allowed until the commands move to cli/commands/
+ * (issue 18, item 1): each imports cli/exit.ts (CliExit) and/or cli/options.ts (addConfigOptions).
+ */
+const CLI_IMPORT_ALLOWLIST = { webhook: ['webhook/commands.ts'], agent: ['agent/commands.ts', 'agent/flowpin/cleanup-command.ts'] };
+
+const WEBHOOK_STAYS_PLAIN = {
+  group: ['**/native/**', 'netlink-native', 'netlink-native/*', '**/agent/**'],
+  message: 'The webhook image has no compiler and no native addon.',
+};
+
+/** src/ is the pure shared core: no I/O, no component, no CLI; from netlink-native only `import type` of its types. */
+const CORE_STAYS_PURE = [
+  {
+    group: ['**/native/**', '**/agent/**', '**/webhook/**', '**/cli/**', 'node:fs', 'node:fs/*', 'node:net', 'node:http', 'node:https', 'node:child_process'],
+    message: 'src/ is the pure shared core: no I/O, no native, no webhook, agent or CLI.',
+  },
+  {
+    regex: '^netlink-native(?!/types$)',
+    message: "src/ takes from netlink-native only its types: `import type { ... } from 'netlink-native/types'`.",
+  },
+  {
+    group: ['netlink-native/types'],
+    allowTypeImports: true,
+    message: "src/ takes from netlink-native only its types: `import type { ... } from 'netlink-native/types'`.",
+  },
+];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'native/build/**', 'lab/results/**', '**/*.mjs', 'eslint.config.js'] },
   js.configs.recommended,
@@ -26,12 +69,44 @@ export default tseslint.config(
     files: ['test/**/*.ts', 'lab/**/*.ts', 'bench/**/*.ts', '**/*.test.ts'],
     rules: { '@typescript-eslint/explicit-function-return-type': 'off' },
   },
+  // The import graph, layer by layer (@typescript-eslint/no-restricted-imports, one option list
+  // per file set: a later block's options replace an earlier one's for the same files).
   {
     files: ['webhook/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/native/**', 'netlink-native', '**/agent/**'], message: 'The webhook image has no compiler and no native addon.' }] }] },
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [WEBHOOK_STAYS_PLAIN] }] },
+  },
+  {
+    files: ['webhook/**/*.ts'],
+    ignores: TEST_FILES,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [WEBHOOK_STAYS_PLAIN, SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI] }] },
+  },
+  {
+    files: ['agent/**/*.ts', 'native/lib/**/*.ts'],
+    ignores: TEST_FILES,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI] }] },
+  },
+  // Temporary: these command modules still import cli/exit.ts and cli/options.ts; they move
+  // into cli/commands/ (issue 18, item 1), and then these two blocks go.
+  {
+    files: CLI_IMPORT_ALLOWLIST.webhook,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [WEBHOOK_STAYS_PLAIN, SHIPS_NO_TEST_CODE] }] },
+  },
+  {
+    files: CLI_IMPORT_ALLOWLIST.agent,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SHIPS_NO_TEST_CODE] }] },
+  },
+  {
+    files: ['cli/**/*.ts'],
+    ignores: TEST_FILES,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SHIPS_NO_TEST_CODE] }] },
   },
   {
     files: ['src/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/native/**', 'netlink-native', '**/agent/**', '**/webhook/**', 'node:fs', 'node:net', 'node:http', 'node:https', 'node:child_process'], message: 'src/ is the pure shared core: no I/O, no native, no webhook or agent.' }] }] },
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: CORE_STAYS_PURE }] },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: TEST_FILES,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [...CORE_STAYS_PURE, SHIPS_NO_TEST_CODE] }] },
   },
 );

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-// eslint-disable-next-line no-restricted-imports -- the test (not src/ code) reads and rewrites its golden files
+// eslint-disable-next-line @typescript-eslint/no-restricted-imports -- the test (not src/ code) reads and rewrites its golden files
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { planFlowpin } from './twin-plan.js';

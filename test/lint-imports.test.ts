@@ -1,0 +1,69 @@
+/**
+ * The import rules of eslint.config.js, run on small sources placed in each layer: production
+ * code never imports test/, lab/ or bench/; components never import cli/ (except the files on
+ * the temporary allowlist); src/ takes nothing from the components and only types from
+ * `netlink-native/types`; tests may import anything.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ESLint, type Linter } from 'eslint';
+import tseslint from 'typescript-eslint';
+
+const RULE = '@typescript-eslint/no-restricted-imports';
+const { default: config } = (await import(new URL('../eslint.config.js', import.meta.url).href)) as { default: Linter.Config[] };
+
+/** Only the import-rule blocks of the project's config, with the TypeScript parser and no type information. */
+const importRules: Linter.Config[] = [
+  { files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, plugins: { '@typescript-eslint': tseslint.plugin } },
+  ...config.filter((block) => block.rules?.[RULE] !== undefined).map((block) => ({ ...block, rules: { [RULE]: block.rules?.[RULE] } })),
+];
+
+const eslint = new ESLint({ cwd: new URL('..', import.meta.url).pathname, overrideConfigFile: true, overrideConfig: importRules, ignore: false });
+
+/** The lines of `source` that the import rules reject when it sits at `file`. */
+async function rejectedLines(file: string, source: string): Promise<number[]> {
+  const [result] = await eslint.lintText(source, { filePath: file });
+  return (result?.messages ?? []).map((message) => {
+    assert.equal(message.ruleId, RULE, message.message);
+    return message.line;
+  });
+}
+
+describe('the import rules (eslint.config.js)', () => {
+  it('keep test/, lab/ and bench/ out of every production layer', async () => {
+    const source = "import { a } from '../test/apiserver/pods.js';\nimport { b } from '../lab/entry.js';\nimport { c } from '../bench/run.js';\nimport { d } from './ok.js';\n";
+    for (const file of ['cli/x.ts', 'agent/x.ts', 'webhook/x.ts', 'native/lib/x.ts', 'src/x.ts']) {
+      const nested = file.split('/').length - 2;
+      assert.deepEqual(await rejectedLines(file, source.replaceAll("'../", `'${'../'.repeat(nested + 1)}`)), [1, 2, 3], file);
+    }
+  });
+
+  it('let tests import test helpers and the lab', async () => {
+    assert.deepEqual(await rejectedLines('agent/x.test.ts', "import { a } from '../test/apiserver/pods.js';\nimport { b } from '../lab/entry.js';\n"), []);
+  });
+
+  it('keep components under cli/, with the temporary allowlist', async () => {
+    const source = "import { CliExit } from '../cli/exit.js';\n";
+    assert.deepEqual(await rejectedLines('agent/x.ts', source), [1]);
+    assert.deepEqual(await rejectedLines('webhook/x.ts', source), [1]);
+    assert.deepEqual(await rejectedLines('agent/commands.ts', source), []);
+    assert.deepEqual(await rejectedLines('webhook/commands.ts', source), []);
+    assert.deepEqual(await rejectedLines('agent/flowpin/cleanup-command.ts', "import { CliExit } from '../../cli/exit.js';\n"), []);
+    assert.deepEqual(await rejectedLines('webhook/commands.ts', "import { openNetlink } from '../native/lib/index.js';\n"), [1], 'the allowlist keeps the webhook plain');
+  });
+
+  it('keep src/ pure: types only from netlink-native/types, nothing from the components or cli/', async () => {
+    const source = [
+      "import type { ConntrackEntry } from 'netlink-native/types';",
+      "import { IPS_DST_NAT } from 'netlink-native/types';",
+      "import type { NativeNetlink } from 'netlink-native';",
+      "import type { IpvsApi } from '../native/lib/types.js';",
+      "import { registerAgentCommands } from '../agent/commands.js';",
+      "import { startWebhook } from '../webhook/server.js';",
+      "import { CliExit } from '../cli/exit.js';",
+      "import { readFileSync } from 'node:fs';",
+      "import { parseDuration } from './duration.js';",
+    ].join('\n');
+    assert.deepEqual(await rejectedLines('src/x.ts', `${source}\n`), [2, 3, 4, 5, 6, 7, 8]);
+  });
+});
