@@ -7,7 +7,7 @@ import { DSR_PODS, SERVICE_PORT, VIP, type DsrCluster, type PodRef } from './dsr
  * loss is an outage of the path until the route moves (BGP; here two `ip` commands, ~1-2 s in
  * the TCG guest) and TCP's retransmission backoff (0.2, 0.6, 1.4, 3.0 s, ...) decides when
  * the first packet takes the new path: a surviving stream's answer can take a few seconds
- * (measured: one answer after 3.0 s, every byte delivered). 10 s tells that delay from a
+ * (docs/benchmarks.md, lab). 10 s tells that delay from a
  * broken stream (a reset, or packets that reach no pod).
  */
 export const STREAM_TIMEOUT_MS = 10_000;

@@ -107,7 +107,7 @@ export async function runDsrNodeLossOnce(withConndrain: boolean, log: (message: 
     for (const netns of Object.values(watched)) await installFlowCounters(netns, CLIENT_ADDRESS, flow.port);
     const readAll = async (): Promise<Record<string, FlowCounters>> => Object.fromEntries(await Promise.all(Object.entries(watched).map(async ([name, netns]) => [name, await readFlowCounters(netns)] as const)));
     const down = nowMs();
-    // one script: node-2 dies, then the route moves (each `ip` from node costs ~1 s under TCG)
+    // one script: node-2 dies, then the route moves (every `ip` started from node is slow under TCG)
     await runSteps([['ip', '-n', cluster.live.netns(nodeName(2)), 'link', 'set', 'up0', 'down'], cluster.vipRouteStep(1)]);
     const early = sleep(2500).then(async () => ({ counters: await readAll(), sockets: await socketsOf(cluster, flow.pod.name, flow.port) }));
     const [newAfterResults, { counters: at2500ms, sockets }] = await Promise.all([cluster.probeVia(1, NEW_PORTS_AFTER, 2000), early, sleep(observeMs)]);

@@ -11,7 +11,8 @@ let bundleDir: string | undefined;
 
 /**
  * Runs lab scripts from plain-JS bundles in `dir` (`<name>.mjs`, made by bundle-scripts.ts)
- * instead of through tsx: in the TCG guest tsx costs ~17 s per process start, node ~3.5 s.
+ * instead of through tsx: in the TCG guest a process started through tsx takes several times as
+ * long to start as plain node (figures: docs/benchmarks.md, lab).
  */
 export function useScriptBundles(dir: string | undefined): void {
   bundleDir = dir;

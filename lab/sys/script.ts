@@ -13,7 +13,7 @@ export function renderScript(steps: readonly ScriptStep[]): string {
 
 /**
  * Runs many setup commands (`ip`, `sysctl`) as one `sh -e` script: one process start instead
- * of one per command, which matters in the TCG guest (a spawn from node costs ~1-2 s there).
+ * of one per command, which matters in the TCG guest, where every spawn from node is slow (docs/benchmarks.md, lab).
  * Stops at the first failing command; the error carries its stderr.
  */
 export async function runSteps(steps: readonly ScriptStep[]): Promise<void> {

@@ -42,7 +42,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
  *
  * Object.assign instead of spread syntax: V8 (Node 20) leaves its fast clone path for
  * `{ ...parsed, newKey }` when the source came from JSON.parse and gains keys, and such a
- * spread of a container costs ~2.5 us against ~0.25 us here (bench/webhook/micro.ts).
+ * spread of a container costs about ten times this copy (figures: docs/benchmarks.md, webhook).
  * Object.assign *sets* keys, so an own `__proto__` key (possible in untrusted JSON) would
  * hit the prototype setter instead of being copied; such objects take the spread.
  */
