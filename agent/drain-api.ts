@@ -35,7 +35,7 @@ export interface DrainApiOptions {
 export const MAX_HEADER_BYTES = 16 * 1024;
 const DEFAULT_UNKNOWN_ID_WAIT_MS = 30_000;
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 501: 'Not Implemented' };
+const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 /** The raw HTTP answer written on a socket whose request Node could not parse. */
 function rawAnswer(status: number, error: string): string {
@@ -46,7 +46,6 @@ function rawAnswer(status: number, error: string): string {
 function clientErrorStatus(code: string | undefined): number {
   if (code === 'HPE_HEADER_OVERFLOW') return 431;
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === 'ERR_HTTP_HEADERS_TIMEOUT') return 408;
-  if (code === 'HPE_UNEXPECTED_CONTENT_LENGTH' || code === 'HPE_INVALID_CONTENT_LENGTH') return 400;
   return 400;
 }
 
@@ -63,11 +62,14 @@ export class DrainApi {
   private readonly holding = new WeakSet<Socket>();
 
   constructor(private readonly options: DrainApiOptions) {
-    this.server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => this.handle(req, res));
+    // No Host requirement: Node would answer a request without one with an empty 400 of its own.
+    this.server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false }, (req, res) => this.handle(req, res));
     // A drain can last an hour: never time the held request out on our side.
     this.server.requestTimeout = 0;
     this.server.headersTimeout = 10_000;
     this.server.on('clientError', (error: Error & { code?: string }, socket: Socket) => this.onClientError(error, socket));
+    // Without a listener Node closes a CONNECT's connection with no answer.
+    this.server.on('connect', (_req: IncomingMessage, socket: Socket) => this.answerRaw(socket, 405, 'CONNECT is not supported; the drain API is GET /v1/drain/<drain-id>'));
     // After listen: an accept failure (EMFILE) must be logged, not thrown.
     this.server.on('error', (error) => this.options.logger.error({ err: error }, 'drain API server error'));
   }
@@ -102,18 +104,25 @@ export class DrainApi {
       return;
     }
     const status = clientErrorStatus(error.code);
-    this.options.onAnswer?.(status);
     this.options.logger.debug({ code: error.code, status }, 'drain API: unparseable request');
     const why = status === 431 ? `request head larger than ${MAX_HEADER_BYTES} bytes` : status === 408 ? 'request head not received in time' : `not a valid HTTP/1.1 request (${error.code ?? 'parse error'})`;
-    socket.end(rawAnswer(status, why));
+    this.answerRaw(socket, status, why);
+  }
+
+  /** An answer written straight on the socket (no ServerResponse exists), then the connection closes. */
+  private answerRaw(socket: Socket, status: number, why: string): void {
+    this.options.onAnswer?.(status);
+    if (socket.writable) socket.end(rawAnswer(status, why));
+    else socket.destroy();
   }
 
   private answer(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
     if (res.headersSent || res.writableEnded || res.destroyed) return;
     this.options.onAnswer?.(status);
     const extra: Record<string, string> = hasBody(req) ? { connection: 'close' } : {};
-    res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...extra, ...headers });
-    res.end(`${JSON.stringify(body)}\n`);
+    const text = `${JSON.stringify(body)}\n`;
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), 'cache-control': 'no-store', ...extra, ...headers });
+    res.end(text);
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
