@@ -440,7 +440,8 @@ export class Agent {
     if (rec === undefined) return;
     const pod = eventPodOf(rec);
     if (t.to === 'draining' && (t.wasReady || t.reason === 'deleting')) {
-      this.events.drainStarted(pod, `${t.reason === 'deleting' ? 'pod deleting' : 'pod not Ready'}: every node holds its IPVS real servers (${ips.join(', ')}) at weight 0`);
+      const blind = this.flowVisibility?.visible === false ? `; open flows cannot be seen on this node, so an adaptive drain lasts its maximum: ${this.flowVisibility.reason}` : '';
+      this.events.drainStarted(pod, `${t.reason === 'deleting' ? 'pod deleting' : 'pod not Ready'}: every node holds its IPVS real servers (${ips.join(', ')}) at weight 0${blind}`);
     } else if (t.from === 'draining' && t.to === 'serving') {
       this.events.drainFinished(pod, 'ready-again', 'the pod is Ready again; holds released');
     } else if (t.to === 'gone') {
