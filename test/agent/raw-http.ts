@@ -11,12 +11,13 @@ export interface RawReply {
   error: string | undefined;
 }
 
-export function rawRequest(port: number, payload: Buffer | string, options: { idleMs?: number; halfClose?: boolean } = {}): Promise<RawReply> {
+/** `to`: a loopback port, or a unix socket path (a relayed agent port). */
+export function rawRequest(to: number | string, payload: Buffer | string, options: { idleMs?: number; halfClose?: boolean } = {}): Promise<RawReply> {
   const idleMs = options.idleMs ?? 300;
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let error: string | undefined;
-    const socket = connect({ host: '127.0.0.1', port });
+    const socket = typeof to === 'number' ? connect({ host: '127.0.0.1', port: to }) : connect({ path: to });
     let timer: NodeJS.Timeout | undefined;
     const finish = (): void => {
       if (timer !== undefined) clearTimeout(timer);
@@ -37,7 +38,7 @@ export function rawRequest(port: number, payload: Buffer | string, options: { id
       arm();
     });
     socket.on('error', (e: NodeJS.ErrnoException) => {
-      if (chunks.length === 0 && e.code === 'ECONNREFUSED') error = e.code;
+      if (chunks.length === 0 && (e.code === 'ECONNREFUSED' || e.code === 'ENOENT')) error = e.code;
     });
     socket.on('close', finish);
   });
