@@ -115,8 +115,11 @@ test('eBPF datapath (Cilium links): the drain lasts its maximum; answer and Even
   server.putPod(pod);
   const agent = await makeAgent('node-e', {}, { listLinks: () => Promise.resolve(['lo', 'eth0', 'cilium_host', 'cilium_net']), listBpfPins: () => Promise.resolve(['cilium_lb4_services_v2', 'cilium_ct4_global']) });
   try {
-    const { drainPort } = await agent.start();
+    const { drainPort, metricsPort } = await agent.start();
     const { status, body, ms } = await drainCall(drainPort, 'drain-blind');
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    assert.match(metrics, /conndrain_flows_visible 0\n/);
+    assert.match(metrics, /conndrain_drain_api_answers_total\{code="200"\} 1\n/);
     assert.equal(status, 200);
     assert.equal(body.ended, 'timeout');
     assert.equal(body.drainMs, 2000);

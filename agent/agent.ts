@@ -156,7 +156,7 @@ export class Agent {
       (drainId) => this.cache.byDrain(drainId),
     );
     this.synced = new SyncGate(this.clock);
-    this.drainApi = new DrainApi({ sessions: this.sessions, maxDrains: config.maxDrains, logger: this.log, synced: this.synced, unknownIdWaitMs: config.unknownIdWaitMs });
+    this.drainApi = new DrainApi({ sessions: this.sessions, maxDrains: config.maxDrains, logger: this.log, synced: this.synced, unknownIdWaitMs: config.unknownIdWaitMs, onAnswer: (status) => metrics.drainApiAnswers.inc({ code: String(status) }) });
     this.cleanup = new GhostCleanup({
       conntrack,
       clock: this.clock,
@@ -331,6 +331,7 @@ export class Agent {
   private async probeFlowVisibility(): Promise<void> {
     const visibility = await probeFlowVisibility(this.deps.config.flowVisibility, this.deps.datapathProbe);
     this.flowVisibility = visibility;
+    this.metrics.flowsVisible.set(visibility.visible ? 1 : 0);
     if (visibility.visible) this.log.info({ flowVisibility: visibility.source, signals: visibility.signals }, `flow visibility: ${visibility.reason}`);
     else this.log.warn({ flowVisibility: visibility.source, signals: visibility.signals }, `flow visibility: open flows unknown; every adaptive drain lasts its maximum: ${visibility.reason}`);
   }

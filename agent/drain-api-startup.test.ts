@@ -141,3 +141,15 @@ test('flows visible: the same drain ends at min-drain and its summary has no flo
   assert.equal(body.elapsedMs, 2000);
   assert.equal('flowsUnknown' in body, false);
 });
+
+test('a pod the plan calls gone while still listed: a later call is pod-gone, not a new drain', async () => {
+  rig = await makeDrainRig();
+  const { cache, port, sessions, started } = rig;
+  addPod(cache, 'late', '10.2.0.9', { drain: '40s' });
+  // The plan's gone transition (deletionTimestamp + grace passed): the pod is still in the cache.
+  sessions.podGone('uid-late', cache.get('uid-late'));
+  const { status, body } = await get(port, '/v1/drain/drain-late').answer;
+  assert.equal(status, 200);
+  assert.equal(body.ended, 'pod-gone');
+  assert.deepEqual(started, []);
+});

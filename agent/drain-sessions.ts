@@ -159,6 +159,7 @@ function flowsUnknownOf(visibility: FlowVisibility | undefined): { flowsUnknown?
 
 /** What is kept of a pod that left the API, to answer a late call for its drain id. */
 interface GoneDrain {
+  uid: string;
   summary: DrainSummary;
   goneAtMs: number;
 }
@@ -188,12 +189,13 @@ export class DrainSessions {
     const existing = this.sessions.get(drainId);
     if (existing !== undefined) return { kind: 'drain', done: existing.done, joined: true };
     const pod = this.lookup(drainId);
-    if (pod === undefined) {
-      const gone = this.recentlyGone(drainId);
-      if (gone === undefined) return { kind: 'unknown' };
-      this.options.logger.info({ drainId, pod: gone.pod, ips: gone.ips }, 'drain call for a pod already gone: pod-gone');
-      return { kind: 'drain', done: Promise.resolve(gone), joined: false };
+    // Gone from the API, or still listed but past its grace (the plan called it gone).
+    const gone = this.recentlyGone(drainId);
+    if (gone !== undefined && (pod === undefined || pod.view.uid === gone.uid)) {
+      this.options.logger.info({ drainId, pod: gone.summary.pod, ips: gone.summary.ips }, 'drain call for a pod already gone: pod-gone');
+      return { kind: 'drain', done: Promise.resolve(gone.summary), joined: false };
     }
+    if (pod === undefined) return { kind: 'unknown' };
     const log = this.options.logger.child({ pod: pod.view.key, ips: pod.view.ips, drainId });
     const settings = drainSettingsOf(pod, log);
     const session = new DrainSession(drainId, pod, settings, this.options, log, (s) => this.onEnded(s));
@@ -215,6 +217,7 @@ export class DrainSessions {
     const settings = pod.drain.kind === 'on' ? pod.drain.settings : { drainMs: DEFAULT_ANNOTATION_LIMITS.defaultDrainMs, minDrainMs: Math.min(DEFAULT_MIN_DRAIN_SECONDS * 1000, DEFAULT_ANNOTATION_LIMITS.defaultDrainMs) };
     this.gone.delete(drainId);
     this.gone.set(drainId, {
+      uid,
       goneAtMs: this.options.clock.now(),
       summary: { drainId, pod: pod.view.key, ips: pod.view.ips, ended: 'pod-gone', elapsedMs: 0, minDrainMs: settings.minDrainMs, drainMs: settings.drainMs, openFlows: null, checks: 0 },
     });
@@ -225,15 +228,15 @@ export class DrainSessions {
     }
   }
 
-  /** The pod-gone summary of a drain id whose pod left the API within `keepGoneMs`. */
-  private recentlyGone(drainId: string): DrainSummary | undefined {
+  /** What is kept of a drain id whose pod left the API within `keepGoneMs`. */
+  private recentlyGone(drainId: string): GoneDrain | undefined {
     const gone = this.gone.get(drainId);
     if (gone === undefined) return undefined;
     if (this.options.clock.now() - gone.goneAtMs > (this.options.keepGoneMs ?? 10 * 60_000)) {
       this.gone.delete(drainId);
       return undefined;
     }
-    return gone.summary;
+    return gone;
   }
 
   /**
