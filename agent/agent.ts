@@ -12,6 +12,9 @@ import { NetlinkError, type ConntrackApi, type ConntrackEventsApi, type IpvsApi 
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { DrainApi } from './drain-api.js';
 import { DrainSessions } from './drain-sessions.js';
+import { probeFlowVisibility, type DatapathProbeOptions } from './flow-visibility-probe.js';
+import { SyncGate } from './sync-gate.js';
+import type { FlowVisibility } from '../src/flow-visibility.js';
 import { kubeEventSink, PodEvents, type EventPod, type EventSink } from './events.js';
 import { readFlowTimeouts } from './flow-timeouts.js';
 import type { FlowTimeouts } from './flows.js';
@@ -39,6 +42,8 @@ export interface AgentDeps {
   flowTimeouts?: FlowTimeouts;
   eventSink?: EventSink;
   metrics?: AgentMetrics;
+  /** Where the flow-visibility probe reads the node (tests: a fake sysfs). */
+  datapathProbe?: DatapathProbeOptions;
 }
 
 export interface AgentPorts {
@@ -68,6 +73,10 @@ export class Agent {
   private readonly flowpin: FlowpinController | undefined;
   private readonly sessions: DrainSessions;
   private readonly drainApi: DrainApi;
+  /** Open once the first complete pod list is in: the drain API holds unknown ids until then. */
+  private readonly synced: SyncGate;
+  /** Whether conntrack sees this node's pod traffic (--flow-visibility, probed at start). */
+  private flowVisibility: FlowVisibility | undefined;
   private readonly cleanup: GhostCleanup;
   private readonly events: PodEvents;
   private readonly watch: PodWatch;
@@ -131,19 +140,23 @@ export class Agent {
         pollIntervalMs: config.flowPollIntervalMs,
         timeouts: deps.flowTimeouts ?? readFlowTimeouts(),
         logger: this.log,
-        onStart: (pod, settings) => {
+        flowVisibility: () => this.flowVisibility ?? { visible: true, source: 'probe', signals: [], reason: 'not probed yet' },
+        onStart: (pod, settings, visibility) => {
           metrics.drainsActive.set(this.sessions.active);
-          this.events.drainStarted(eventPodOfCached(pod), `drain started by the preStop hook: at least ${settings.minDrainMs} ms, at most ${settings.drainMs} ms, until no open flow to ${pod.view.ips.join(', ')}`);
+          const until = visibility?.visible === false ? `lasts its maximum, ${settings.drainMs} ms, because ${visibility.reason}` : `at least ${settings.minDrainMs} ms, at most ${settings.drainMs} ms, until no open flow to ${pod.view.ips.join(', ')}`;
+          this.events.drainStarted(eventPodOfCached(pod), `drain started by the preStop hook: ${until}`);
         },
         onFinish: (pod, summary) => {
           metrics.drainsActive.set(this.sessions.active);
           metrics.drains.inc({ ended: summary.ended });
-          this.events.drainFinished(eventPodOfCached(pod), summary.ended, `after ${summary.elapsedMs} ms; open flows at the last check: ${summary.openFlows ?? 'unknown'}`);
+          const flows = summary.flowsUnknown === undefined ? `open flows at the last check: ${summary.openFlows ?? 'unknown'}` : `open flows unknown: ${summary.flowsUnknown}`;
+          this.events.drainFinished(eventPodOfCached(pod), summary.ended, `after ${summary.elapsedMs} ms; ${flows}`);
         },
       },
       (drainId) => this.cache.byDrain(drainId),
     );
-    this.drainApi = new DrainApi({ sessions: this.sessions, maxDrains: config.maxDrains, logger: this.log });
+    this.synced = new SyncGate(this.clock);
+    this.drainApi = new DrainApi({ sessions: this.sessions, maxDrains: config.maxDrains, logger: this.log, synced: this.synced, unknownIdWaitMs: config.unknownIdWaitMs, onAnswer: (status) => metrics.drainApiAnswers.inc({ code: String(status) }) });
     this.cleanup = new GhostCleanup({
       conntrack,
       clock: this.clock,
@@ -171,11 +184,12 @@ export class Agent {
         remove: (uid) => {
           const gone = this.cache.remove(uid);
           this.planInputsChanged = true;
-          if (gone !== undefined) this.sessions.podGone(gone.view.uid);
+          if (gone !== undefined) this.sessions.podGone(gone.view.uid, gone);
           this.scheduleRun();
         },
         synced: () => {
           this.log.info({ pods: this.cache.size }, 'watch: first list synced; ready');
+          this.synced.open();
           this.scheduleRun();
         },
         restarting: (error, delayMs) => {
@@ -207,13 +221,15 @@ export class Agent {
     await this.resumeState();
     await this.openEventIndex();
     await this.probeIpvs();
+    await this.probeFlowVisibility();
+    // Before the first pod list: a call for an id not known yet is held until the list is in.
+    const drainPort = await this.drainApi.listen(config.drainPort, config.drainAddress);
+    this.drainListening = true;
     this.watch.start();
     if (config.janitor) {
       const { startJanitor } = await import('./janitor/index.js');
       this.janitor = startJanitor({ connection: this.deps.kube, conntrack: this.deps.netlink, registry: this.metrics.registry, logger: this.log, clock: this.clock, graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs, backoffMaxMs: config.relistBackoffMaxMs });
     }
-    const drainPort = await this.drainApi.listen(config.drainPort, config.drainAddress);
-    this.drainListening = true;
     this.timers.push(this.clock.setInterval(() => this.scheduleRun(), config.holdIntervalMs));
     // While nothing drains the hold does no IPVS call; this keeps its address index fresh so a
     // new drain edits its known servers at once (bench/agent: watch event -> weight 0).
@@ -237,6 +253,7 @@ export class Agent {
     this.cleanup.stop();
     this.sessions.close();
     await this.drainApi.close();
+    this.synced.cancel();
     await this.running?.catch(() => undefined);
     await this.flowpin?.stop();
     this.indexed?.close();
@@ -308,6 +325,15 @@ export class Agent {
     for (const view of this.cache.views()) for (const ip of view.ips) ips.add(ip);
     for (const rec of this.records.values()) if (rec.state !== 'flushed') for (const ip of rec.ips) ips.add(ip);
     return ips;
+  }
+
+  /** --flow-visibility: where conntrack cannot see pod traffic, every adaptive drain lasts its maximum. */
+  private async probeFlowVisibility(): Promise<void> {
+    const visibility = await probeFlowVisibility(this.deps.config.flowVisibility, this.deps.datapathProbe);
+    this.flowVisibility = visibility;
+    this.metrics.flowsVisible.set(visibility.visible ? 1 : 0);
+    if (visibility.visible) this.log.info({ flowVisibility: visibility.source, signals: visibility.signals }, `flow visibility: ${visibility.reason}`);
+    else this.log.warn({ flowVisibility: visibility.source, signals: visibility.signals }, `flow visibility: open flows unknown; every adaptive drain lasts its maximum: ${visibility.reason}`);
   }
 
   private async probeIpvs(): Promise<void> {
@@ -415,11 +441,12 @@ export class Agent {
     if (rec === undefined) return;
     const pod = eventPodOf(rec);
     if (t.to === 'draining' && (t.wasReady || t.reason === 'deleting')) {
-      this.events.drainStarted(pod, `${t.reason === 'deleting' ? 'pod deleting' : 'pod not Ready'}: every node holds its IPVS real servers (${ips.join(', ')}) at weight 0`);
+      const blind = this.flowVisibility?.visible === false ? `; open flows cannot be seen on this node, so an adaptive drain lasts its maximum: ${this.flowVisibility.reason}` : '';
+      this.events.drainStarted(pod, `${t.reason === 'deleting' ? 'pod deleting' : 'pod not Ready'}: every node holds its IPVS real servers (${ips.join(', ')}) at weight 0${blind}`);
     } else if (t.from === 'draining' && t.to === 'serving') {
       this.events.drainFinished(pod, 'ready-again', 'the pod is Ready again; holds released');
     } else if (t.to === 'gone') {
-      this.sessions.podGone(t.uid);
+      this.sessions.podGone(t.uid, this.cache.get(t.uid));
       this.events.drainFinished(pod, 'pod-gone', `the pod is gone (${t.reason})`);
     }
   }

@@ -1,40 +1,77 @@
 /**
  * The drain API for hook kind `agent`: `GET /v1/drain/<drain-id>` on the node's loopback.
- * Unknown id: 404 at once (the kubelet then proceeds). Otherwise the request is held open
- * until the drain ends and answered 200 with its JSON summary. At most `maxDrains` requests
- * are held at once (503 beyond, with Retry-After). A client that disconnects ends only its
- * own wait: the drain goes on for the others and for retries.
+ * A known id is held open until the drain ends and answered 200 with its JSON summary. An id
+ * not known yet while the first pod list is not in is held until it is (at most
+ * `unknownIdWaitMs`), then answered as usual; 404 only for an id still unknown after that sync.
+ * At most `maxDrains` requests are held at once (503 beyond, with Retry-After). A client that
+ * disconnects ends only its own wait: the drain goes on for the others and for retries.
+ *
+ * Nothing a client sends ends the process: every request, whatever its target, method,
+ * headers or body, gets a bounded JSON answer (malformed percent-encoding: 400 with a
+ * sentence; a parse error of the HTTP itself: 400/431 from `clientError`); an exception in a
+ * handler is logged and answered 500.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { DRAIN_API_PREFIX } from '../src/contract.js';
-import type { DrainSessions } from './drain-sessions.js';
+import type { DrainSessions, JoinResult } from './drain-sessions.js';
+import { parseDrainTarget } from './drain-request.js';
+import type { SyncGate } from './sync-gate.js';
 
 export interface DrainApiOptions {
   sessions: DrainSessions;
   maxDrains: number;
   logger: Logger;
+  /** Open once the first complete pod list is in; absent: ids are judged at once. */
+  synced?: SyncGate;
+  /** Longest hold of an unknown id while `synced` is closed. */
+  unknownIdWaitMs?: number;
   /** Called for every answered request (status) for metrics. */
   onAnswer?(status: number): void;
 }
 
-const DRAIN_ID = /^[A-Za-z0-9._-]{1,128}$/;
+/** Largest request head (request line + headers) accepted; beyond: 431. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+const DEFAULT_UNKNOWN_ID_WAIT_MS = 30_000;
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (res.writableEnded || res.destroyed) return;
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(`${JSON.stringify(body)}\n`);
+const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+/** The raw HTTP answer written on a socket whose request Node could not parse. */
+function rawAnswer(status: number, error: string): string {
+  const body = `${JSON.stringify({ error })}\n`;
+  return `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+}
+
+function clientErrorStatus(code: string | undefined): number {
+  if (code === 'HPE_HEADER_OVERFLOW') return 431;
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === 'ERR_HTTP_HEADERS_TIMEOUT') return 408;
+  return 400;
+}
+
+/** A request that declared a body (we never read one): its answer closes the connection. */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 export class DrainApi {
   readonly server: Server;
   private waiting = 0;
+  /** Sockets with a held request: a parse error of a request pipelined behind it only closes the socket. */
+  private readonly holding = new WeakSet<Socket>();
 
   constructor(private readonly options: DrainApiOptions) {
-    this.server = createServer((req, res) => this.handle(req, res));
+    // No Host requirement: Node would answer a request without one with an empty 400 of its own.
+    this.server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false }, (req, res) => this.handle(req, res));
     // A drain can last an hour: never time the held request out on our side.
     this.server.requestTimeout = 0;
     this.server.headersTimeout = 10_000;
+    this.server.on('clientError', (error: Error & { code?: string }, socket: Socket) => this.onClientError(error, socket));
+    // Without a listener Node closes a CONNECT's connection with no answer.
+    this.server.on('connect', (_req: IncomingMessage, socket: Socket) => this.answerRaw(socket, 405, 'CONNECT is not supported; the drain API is GET /v1/drain/<drain-id>'));
+    // After listen: an accept failure (EMFILE) must be logged, not thrown.
+    this.server.on('error', (error) => this.options.logger.error({ err: error }, 'drain API server error'));
   }
 
   /** Requests held open right now. */
@@ -61,61 +98,123 @@ export class DrainApi {
     });
   }
 
-  private answer(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  private onClientError(error: Error & { code?: string }, socket: Socket): void {
+    if (error.code === 'ECONNRESET' || !socket.writable || this.holding.has(socket)) {
+      socket.destroy();
+      return;
+    }
+    const status = clientErrorStatus(error.code);
+    this.options.logger.debug({ code: error.code, status }, 'drain API: unparseable request');
+    const why = status === 431 ? `request head larger than ${MAX_HEADER_BYTES} bytes` : status === 408 ? 'request head not received in time' : `not a valid HTTP/1.1 request (${error.code ?? 'parse error'})`;
+    this.answerRaw(socket, status, why);
+  }
+
+  /** An answer written straight on the socket (no ServerResponse exists), then the connection closes. */
+  private answerRaw(socket: Socket, status: number, why: string): void {
     this.options.onAnswer?.(status);
-    sendJson(res, status, body, headers);
+    if (socket.writable) socket.end(rawAnswer(status, why));
+    else socket.destroy();
+  }
+
+  private answer(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    if (res.headersSent || res.writableEnded || res.destroyed) return;
+    this.options.onAnswer?.(status);
+    const extra: Record<string, string> = hasBody(req) ? { connection: 'close' } : {};
+    const text = `${JSON.stringify(body)}\n`;
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), 'cache-control': 'no-store', ...extra, ...headers });
+    res.end(text);
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
-    const url = new URL(req.url ?? '/', 'http://agent');
-    const prefix = `${DRAIN_API_PREFIX}/`;
-    if (!url.pathname.startsWith(prefix)) {
-      this.answer(res, 404, { error: `no such path; the drain API is GET ${DRAIN_API_PREFIX}/<drain-id>` });
+    try {
+      this.route(req, res);
+    } catch (error) {
+      this.fail(req, res, error);
+    }
+  }
+
+  private fail(req: IncomingMessage, res: ServerResponse, error: unknown): void {
+    this.options.logger.error({ err: error, method: req.method, target: req.url?.slice(0, 128) }, 'drain API handler failed: 500');
+    try {
+      this.answer(req, res, 500, { error: 'internal error in the drain API (logged on the agent)' });
+    } catch {
+      res.destroy();
+    }
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse): void {
+    const target = parseDrainTarget(req.url);
+    if (target.kind === 'bad') {
+      this.answer(req, res, 400, { error: target.why });
+      return;
+    }
+    if (target.kind === 'other-path') {
+      this.answer(req, res, 404, { error: `no such path; the drain API is GET ${DRAIN_API_PREFIX}/<drain-id>`, path: target.path });
       return;
     }
     if (req.method !== 'GET') {
-      this.answer(res, 405, { error: 'only GET' }, { allow: 'GET' });
+      this.answer(req, res, 405, { error: 'only GET' }, { allow: 'GET' });
       return;
     }
-    const drainId = decodeURIComponent(url.pathname.slice(prefix.length));
+    if (target.kind === 'not-a-drain-id') {
+      this.answer(req, res, 404, { error: 'not a drain id (1-128 of A-Z a-z 0-9 . _ -)', drainId: target.text });
+      return;
+    }
+    const { drainId } = target;
     const log = this.options.logger.child({ drainId });
-    if (!DRAIN_ID.test(drainId)) {
-      this.answer(res, 404, { error: 'not a drain id', drainId });
-      return;
-    }
     if (this.waiting >= this.options.maxDrains) {
       log.warn({ held: this.waiting, maxDrains: this.options.maxDrains }, 'drain API full: 503');
-      this.answer(res, 503, { error: `too many drains held open (${this.options.maxDrains})`, drainId }, { 'retry-after': '1' });
+      this.answer(req, res, 503, { error: `too many drains held open (${this.options.maxDrains})`, drainId }, { 'retry-after': '1' });
       return;
     }
-    const joined = this.options.sessions.join(drainId);
-    if (joined.kind === 'unknown') {
-      log.info('drain id not in the watch cache: 404');
-      this.answer(res, 404, { error: 'unknown drain id (no managed pod carries it)', drainId });
-      return;
-    }
+    this.hold(req, res, drainId, log).catch((error: unknown) => this.fail(req, res, error));
+  }
+
+  /** Holds the request until its drain ends (or, for an id not known yet, until the first pod list). */
+  private async hold(req: IncomingMessage, res: ServerResponse, drainId: string, log: Logger): Promise<void> {
     this.waiting += 1;
+    this.holding.add(req.socket);
     let open = true;
     const release = (): void => {
       if (!open) return;
       open = false;
       this.waiting -= 1;
+      this.holding.delete(req.socket);
     };
     res.on('close', () => {
       if (open && !res.writableEnded) log.info('drain client went away; the drain goes on');
       release();
     });
-    joined.done.then(
-      (summary) => {
+    try {
+      let joined: JoinResult = this.options.sessions.join(drainId);
+      const gate = this.options.synced;
+      if (joined.kind === 'unknown' && gate !== undefined && !gate.isOpen) {
+        const waitMs = this.options.unknownIdWaitMs ?? DEFAULT_UNKNOWN_ID_WAIT_MS;
+        log.info({ waitMs }, 'drain id not known yet and the first pod list is not in: held until it is');
+        const synced = await gate.wait(waitMs);
         if (!open) return;
+        if (!synced) {
+          log.warn({ waitMs }, 'first pod list still not in: 503');
+          release();
+          this.answer(req, res, 503, { error: `the agent has not received its first pod list after ${waitMs} ms; cannot tell whether this drain id is known`, drainId }, { 'retry-after': '1' });
+          return;
+        }
+        joined = this.options.sessions.join(drainId);
+      }
+      if (joined.kind === 'unknown') {
+        log.info('drain id not in the watch cache: 404');
         release();
-        this.answer(res, 200, summary);
-      },
-      (error: unknown) => {
-        log.error({ err: error }, 'drain failed');
-        release();
-        this.answer(res, 500, { error: 'drain failed', drainId });
-      },
-    );
+        this.answer(req, res, 404, { error: 'unknown drain id (no managed pod carries it)', drainId });
+        return;
+      }
+      const summary = await joined.done;
+      if (!open) return;
+      release();
+      this.answer(req, res, 200, summary);
+    } catch (error) {
+      release();
+      log.error({ err: error }, 'drain failed');
+      this.answer(req, res, 500, { error: 'drain failed', drainId });
+    }
   }
 }

@@ -4,6 +4,11 @@
  * pod's IPs (checked every `pollIntervalMs`), and at the latest at `drain`. It also ends when
  * the pod leaves the API. Retries of the same id join the running drain (or get the finished
  * drain's summary at once); waiters that go away end nothing but their own wait.
+ *
+ * A call for a drain id whose pod left the API shortly before (kept in a bounded memory of
+ * recently gone ids, `GONE_MEMORY_SIZE` entries for `keepGoneMs`) is answered `pod-gone` at
+ * once, never "unknown". Where this node cannot see the pod's flows (`flowVisibility` none:
+ * an eBPF datapath that bypasses conntrack), a drain lasts its maximum and its summary says why.
  */
 import type { Logger } from 'pino';
 import { DEFAULT_ANNOTATION_LIMITS, type DrainSettings } from '../src/annotations.js';
@@ -11,6 +16,7 @@ import { DEFAULT_MIN_DRAIN_SECONDS } from '../src/contract.js';
 import type { ConntrackApi } from '../native/lib/types.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { countOpenFlows, type FlowTimeouts } from './flows.js';
+import type { FlowVisibility } from '../src/flow-visibility.js';
 import type { CachedPod } from './pod-cache.js';
 
 export type DrainEnd = 'idle' | 'timeout' | 'pod-gone';
@@ -23,10 +29,15 @@ export interface DrainSummary {
   elapsedMs: number;
   minDrainMs: number;
   drainMs: number;
-  /** Open flows at the last check (null when no check ran or it failed). */
+  /** Open flows at the last check (null when no check ran or it failed, or flows cannot be seen). */
   openFlows: number | null;
   checks: number;
+  /** Present when this node cannot see the pod's flows: why the drain lasted its maximum. */
+  flowsUnknown?: string;
 }
+
+/** Recently gone drain ids remembered at most (oldest forgotten first). */
+export const GONE_MEMORY_SIZE = 4096;
 
 export interface DrainSessionsOptions {
   clock: Clock;
@@ -37,7 +48,11 @@ export interface DrainSessionsOptions {
   logger: Logger;
   /** How long a finished drain's summary is kept for late retries. */
   keepFinishedMs?: number;
-  onStart?(pod: CachedPod, settings: Pick<DrainSettings, 'drainMs' | 'minDrainMs'>): void;
+  /** How long the drain id of a pod that left the API is answered `pod-gone` (default 10 min). */
+  keepGoneMs?: number;
+  /** Whether open flows can be seen on this node (default: conntrack sees them); read when a drain starts. */
+  flowVisibility?(): FlowVisibility;
+  onStart?(pod: CachedPod, settings: Pick<DrainSettings, 'drainMs' | 'minDrainMs'>, visibility: FlowVisibility | undefined): void;
   onFinish?(pod: CachedPod, summary: DrainSummary): void;
 }
 
@@ -59,6 +74,8 @@ class DrainSession {
   private checks = 0;
   private checking = false;
   private stopped = false;
+  /** Whether this node sees the pod's flows, as known when the drain started. */
+  readonly visibility: FlowVisibility | undefined;
 
   constructor(
     readonly drainId: string,
@@ -69,6 +86,7 @@ class DrainSession {
     private readonly ended: (session: DrainSession) => void,
   ) {
     this.startedMs = options.clock.now();
+    this.visibility = options.flowVisibility?.();
     this.done = new Promise((resolve) => {
       this.resolve = resolve;
     });
@@ -77,7 +95,8 @@ class DrainSession {
   start(): void {
     const { clock } = this.options;
     this.timers.push(clock.setTimeout(() => this.finish('timeout'), this.settings.drainMs));
-    this.timers.push(clock.setTimeout(() => this.check(), this.settings.minDrainMs));
+    // Flows invisible here: no check could prove the pod idle; the drain lasts its maximum.
+    if (this.visibility?.visible !== false) this.timers.push(clock.setTimeout(() => this.check(), this.settings.minDrainMs));
   }
 
   private check(): void {
@@ -126,11 +145,23 @@ class DrainSession {
       drainMs: this.settings.drainMs,
       openFlows: this.openFlows,
       checks: this.checks,
+      ...flowsUnknownOf(this.visibility),
     };
-    this.log.info({ ended: how, elapsedMs: this.summary.elapsedMs, openFlows: this.openFlows }, 'drain finished');
+    this.log.info({ ended: how, elapsedMs: this.summary.elapsedMs, openFlows: this.openFlows, flowsUnknown: this.summary.flowsUnknown }, 'drain finished');
     this.resolve(this.summary);
     this.ended(this);
   }
+}
+
+function flowsUnknownOf(visibility: FlowVisibility | undefined): { flowsUnknown?: string } {
+  return visibility === undefined || visibility.visible ? {} : { flowsUnknown: visibility.reason };
+}
+
+/** What is kept of a pod that left the API, to answer a late call for its drain id. */
+interface GoneDrain {
+  uid: string;
+  summary: DrainSummary;
+  goneAtMs: number;
 }
 
 export type JoinResult = { kind: 'unknown' } | { kind: 'drain'; done: Promise<DrainSummary>; joined: boolean };
@@ -138,6 +169,8 @@ export type JoinResult = { kind: 'unknown' } | { kind: 'drain'; done: Promise<Dr
 export class DrainSessions {
   private readonly sessions = new Map<string, DrainSession>();
   private readonly forget = new Map<string, TimerHandle>();
+  /** Drain ids of pods that left the API, oldest first. */
+  private readonly gone = new Map<string, GoneDrain>();
 
   constructor(
     private readonly options: DrainSessionsOptions,
@@ -156,20 +189,54 @@ export class DrainSessions {
     const existing = this.sessions.get(drainId);
     if (existing !== undefined) return { kind: 'drain', done: existing.done, joined: true };
     const pod = this.lookup(drainId);
+    // Gone from the API, or still listed but past its grace (the plan called it gone).
+    const gone = this.recentlyGone(drainId);
+    if (gone !== undefined && (pod === undefined || pod.view.uid === gone.uid)) {
+      this.options.logger.info({ drainId, pod: gone.summary.pod, ips: gone.summary.ips }, 'drain call for a pod already gone: pod-gone');
+      return { kind: 'drain', done: Promise.resolve(gone.summary), joined: false };
+    }
     if (pod === undefined) return { kind: 'unknown' };
     const log = this.options.logger.child({ pod: pod.view.key, ips: pod.view.ips, drainId });
     const settings = drainSettingsOf(pod, log);
     const session = new DrainSession(drainId, pod, settings, this.options, log, (s) => this.onEnded(s));
     this.sessions.set(drainId, session);
-    log.info({ minDrainMs: settings.minDrainMs, drainMs: settings.drainMs }, 'drain started');
-    this.options.onStart?.(pod, settings);
+    log.info({ minDrainMs: settings.minDrainMs, drainMs: settings.drainMs, ...flowsUnknownOf(session.visibility) }, session.visibility?.visible === false ? 'drain started; open flows cannot be seen on this node: it lasts its maximum' : 'drain started');
+    this.options.onStart?.(pod, settings, session.visibility);
     session.start();
     return { kind: 'drain', done: session.done, joined: false };
   }
 
-  /** The pod left the API: its running drain ends now (`pod-gone`). */
-  podGone(uid: string): void {
+  /**
+   * The pod left the API: its running drain ends now (`pod-gone`), and a later call for its
+   * drain id (given `pod`) is answered `pod-gone` for `keepGoneMs`.
+   */
+  podGone(uid: string, pod?: CachedPod): void {
     for (const s of this.sessions.values()) if (s.pod.view.uid === uid) s.finish('pod-gone');
+    const drainId = pod?.view.drainId;
+    if (pod === undefined || drainId === undefined || this.sessions.has(drainId)) return;
+    const settings = pod.drain.kind === 'on' ? pod.drain.settings : { drainMs: DEFAULT_ANNOTATION_LIMITS.defaultDrainMs, minDrainMs: Math.min(DEFAULT_MIN_DRAIN_SECONDS * 1000, DEFAULT_ANNOTATION_LIMITS.defaultDrainMs) };
+    this.gone.delete(drainId);
+    this.gone.set(drainId, {
+      uid,
+      goneAtMs: this.options.clock.now(),
+      summary: { drainId, pod: pod.view.key, ips: pod.view.ips, ended: 'pod-gone', elapsedMs: 0, minDrainMs: settings.minDrainMs, drainMs: settings.drainMs, openFlows: null, checks: 0 },
+    });
+    while (this.gone.size > GONE_MEMORY_SIZE) {
+      const oldest = this.gone.keys().next();
+      if (oldest.done === true) break;
+      this.gone.delete(oldest.value);
+    }
+  }
+
+  /** What is kept of a drain id whose pod left the API within `keepGoneMs`. */
+  private recentlyGone(drainId: string): GoneDrain | undefined {
+    const gone = this.gone.get(drainId);
+    if (gone === undefined) return undefined;
+    if (this.options.clock.now() - gone.goneAtMs > (this.options.keepGoneMs ?? 10 * 60_000)) {
+      this.gone.delete(drainId);
+      return undefined;
+    }
+    return gone;
   }
 
   /**

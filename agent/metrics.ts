@@ -29,6 +29,8 @@ export class AgentMetrics {
   readonly indexStale = new Gauge({ name: N.indexStale, help: '1 while the conntrack event index may have missed events (dump passes answer)', registers: [this.registry] });
   readonly indexFallbacks = new Counter({ name: N.indexFallbacks, help: 'Questions the event index could not answer (stale, address not watched yet, error), answered by a dump pass (use: flows, cleanup)', labelNames: ['use'], registers: [this.registry] });
   readonly indexVerifyLeftovers = new Counter({ name: N.indexVerifyLeftovers, help: 'Entries the verification dump pass deleted after a fresh index deletion (what the index missed; should stay 0)', registers: [this.registry] });
+  readonly drainApiAnswers = new Counter({ name: N.drainApiAnswers, help: 'Drain API answers by HTTP status code (200 drain ended; 400/405/431 bad requests; 404 unknown id; 503 full or first pod list late; 500 handler failure)', labelNames: ['code'], registers: [this.registry] });
+  readonly flowsVisible = new Gauge({ name: N.flowsVisible, help: '1 when netfilter conntrack sees this node\'s pod traffic; 0 when open flows are unknown (eBPF datapath, --flow-visibility): adaptive drains last their maximum', registers: [this.registry] });
   readonly podsCached = new Gauge({ name: N.podsCached, help: 'Managed pods in the watch cache', registers: [this.registry] });
 
   private last: { insertFailed: number; drop: number; earlyDrop: number } | undefined;

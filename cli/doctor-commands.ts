@@ -21,6 +21,8 @@ Checks (one line each: value, problem or not, why):
   sysctl.nf_conntrack_tcp_timeout_established, sysctl.nf_conntrack_udp_timeout, sysctl.nf_conntrack_udp_timeout_stream
   ipvs                              present | absent (absent is not a problem: IPVS checks skipped)
   ipvs.expire_nodest_conn, ipvs.sloppy_tcp, ipvs.conn_reuse_mode, ipvs.expire_quiescent_template
+  flows.visibility                  conntrack | unknown (eBPF datapath: Cilium or Calico eBPF links, eBPF load-balancer maps
+                                    pinned under /sys/fs/bpf/tc/globals): where unknown, adaptive drains last their maximum
   agent                             GET <agent-url>/healthz: running | unreachable (<code>) | HTTP <status>
   agent.ipvs_servers_held           conndrain_ipvs_servers_held from <agent-url>/metrics
   conntrack.stale                   NAT'ed entries no endpoint owns (needs --endpoints)

@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { release } from 'node:os';
+import { probeFlowVisibility } from '../agent/flow-visibility-probe.js';
 import { AGENT_METRICS } from '../src/metric-names.js';
 import { IPVS_SYSCTLS, NETFILTER_SYSCTLS, parseConntrackStat, sumMetric, type AgentReading, type DoctorReadings } from '../src/doctor/index.js';
 import { OwnershipIndex } from '../src/stale/index.js';
@@ -35,6 +36,7 @@ export async function gatherReadings(options: { agentUrl: string | undefined; en
     kernelRelease: release(),
     agent: options.agentUrl === undefined ? undefined : await readAgent(options.agentUrl, options.timeoutMs ?? 2000),
     stale: options.endpoints === undefined ? undefined : await readStale(options.endpoints),
+    flowVisibility: await probeFlowVisibility('auto'),
   };
 }
 

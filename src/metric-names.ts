@@ -25,6 +25,8 @@ export const AGENT_METRICS = {
   conntrackDrop: 'conndrain_conntrack_drop_total',
   conntrackEarlyDrop: 'conndrain_conntrack_early_drop_total',
   watchRestarts: 'conndrain_watch_restarts_total',
+  drainApiAnswers: 'conndrain_drain_api_answers_total',
+  flowsVisible: 'conndrain_flows_visible',
   podsCached: 'conndrain_pods_cached',
   staleEntries: 'conndrain_stale_entries',
   staleDeleted: 'conndrain_stale_entries_deleted_total',

@@ -1,5 +1,6 @@
 import { SYSTEM_NAMESPACE } from '../contract.js';
 import { DEFAULT_FWMARK_RANGE, parseFwmarkRange, type FwmarkRange } from '../flowpin/fwmark-range.js';
+import type { FlowVisibilityMode } from '../flow-visibility.js';
 import { fail, ok, type Result } from '../result.js';
 import { parseOption, parseOptions, type ConfigSources, type OptionSpec } from './options.js';
 
@@ -20,6 +21,8 @@ export const AGENT_OPTIONS = {
   flushWindow: { kind: 'duration', flag: 'flush-window', env: 'CONNDRAIN_FLUSH_WINDOW', default: '200ms', minMs: 0, maxMs: 10_000, description: 'pods that go within this window are flushed in one conntrack pass' },
   flowPollInterval: { kind: 'duration', flag: 'flow-poll-interval', env: 'CONNDRAIN_FLOW_POLL_INTERVAL', default: '1s', minMs: 50, maxMs: 60_000, description: 'how often an adaptive drain checks for open flows' },
   flowIdle: { kind: 'duration', flag: 'flow-idle', env: 'CONNDRAIN_FLOW_IDLE', default: '10s', minMs: 0, maxMs: 600_000, description: 'a UDP/SCTP/IPIP entry not seen for this long is not an open flow' },
+  unknownIdWait: { kind: 'duration', flag: 'unknown-id-wait', env: 'CONNDRAIN_UNKNOWN_ID_WAIT', default: '30s', minMs: 0, maxMs: 600_000, description: 'at start-up, how long a drain call for an id not known yet is held waiting for the first complete pod list (then answered as usual; 404 only for an id still unknown after it)' },
+  flowVisibility: { kind: 'enum', flag: 'flow-visibility', env: 'CONNDRAIN_FLOW_VISIBILITY', default: 'auto', values: ['auto', 'conntrack', 'none'], description: 'whether netfilter conntrack sees pod traffic on this node: auto (detect an eBPF datapath such as Cilium\'s kube-proxy replacement), conntrack, or none (open flows unknown: every adaptive drain lasts its maximum)' },
   maxDrains: { kind: 'int', flag: 'max-drains', env: 'CONNDRAIN_MAX_DRAINS', default: 1024, min: 1, max: 100_000, description: 'most drain API requests held open at once' },
   relistBackoffMax: { kind: 'duration', flag: 'relist-backoff-max', env: 'CONNDRAIN_RELIST_BACKOFF_MAX', default: '30s', minMs: 100, maxMs: 600_000, description: 'longest wait before the watch restarts after an error' },
   goneSlack: { kind: 'duration', flag: 'gone-slack', env: 'CONNDRAIN_GONE_SLACK', default: '5s', minMs: 0, maxMs: 600_000, description: 'a deleting pod counts as gone this long after its deletionTimestamp (time for the kubelet to kill it)' },
@@ -51,6 +54,8 @@ export interface AgentConfig {
   flowPollIntervalMs: number;
   flowIdleMs: number;
   maxDrains: number;
+  unknownIdWaitMs: number;
+  flowVisibility: FlowVisibilityMode;
   relistBackoffMaxMs: number;
   goneSlackMs: number;
   statsIntervalMs: number;
@@ -95,6 +100,8 @@ export function loadAgentConfig(sources: ConfigSources): Result<AgentConfig, str
     flowPollIntervalMs: Number(v.flowPollInterval),
     flowIdleMs: Number(v.flowIdle),
     maxDrains: Number(v.maxDrains),
+    unknownIdWaitMs: Number(v.unknownIdWait),
+    flowVisibility: String(v.flowVisibility) as FlowVisibilityMode,
     relistBackoffMaxMs: Number(v.relistBackoffMax),
     goneSlackMs: Number(v.goneSlack),
     statsIntervalMs: Number(v.statsInterval),

@@ -1,3 +1,4 @@
+import type { FlowVisibility } from '../flow-visibility.js';
 import { IPVS_SYSCTLS, type AgentReading, type DoctorReadings, type Finding } from './readings.js';
 
 /** Fill ratio from which the table counts as a problem. */
@@ -16,6 +17,7 @@ export function diagnose(r: DoctorReadings): Finding[] {
     udpTimeout('nf_conntrack_udp_timeout', r.netfilter.nf_conntrack_udp_timeout, UDP_TIMEOUT_ADVISED, 'a UDP flow that saw traffic in one direction only (a DNS query to a dead pod)'),
     udpTimeout('nf_conntrack_udp_timeout_stream', r.netfilter.nf_conntrack_udp_timeout_stream, UDP_STREAM_TIMEOUT_ADVISED, 'a UDP flow that saw replies (an assured stream)'),
     ...ipvs(r),
+    flowVisibility(r.flowVisibility),
     ...agent(r.agent),
     stale(r.stale),
   ];
@@ -114,6 +116,13 @@ function ipvsSysctl(name: (typeof IPVS_SYSCTLS)[number], value: number | undefin
         ? { check, value, problem: true, why: 'with session affinity (persistent services), a client\'s persistence template keeps sending its new connections to a draining server at weight 0 until the template expires. Set net.ipv4.vs.expire_quiescent_template=1 (matters for services with sessionAffinity: ClientIP).' }
         : { check, value, problem: false, why: 'persistence templates to a draining (weight 0) server expire, so new connections of a persistent client go to a serving pod.' };
   }
+}
+
+function flowVisibility(v: FlowVisibility | undefined): Finding {
+  const check = 'flows.visibility';
+  if (v === undefined) return { check, value: null, problem: false, why: 'the datapath was not probed; not checked.' };
+  if (v.visible) return { check, value: 'conntrack', problem: false, why: `${v.reason}; adaptive drains end as soon as the pod's flows close.` };
+  return { check, value: 'unknown (eBPF datapath)', problem: true, why: `${v.reason}. The agent (--flow-visibility=auto) treats open flows as unknown here: every adaptive drain lasts its maximum (conndrain.io/drain) and its answer, log line and Events say why. Size conndrain.io/drain for that, or use hook kind sleep.` };
 }
 
 function agent(a: AgentReading | undefined): Finding[] {

@@ -1,3 +1,5 @@
+import type { FlowVisibility } from '../flow-visibility.js';
+
 /**
  * Raw readings of one node (or network namespace), gathered by the CLI. `undefined` means
  * "could not be read"; the findings say so instead of guessing.
@@ -41,6 +43,8 @@ export interface DoctorReadings {
   agent: AgentReading | undefined;
   /** Stale entries; a string when they could not be counted (why), undefined when not asked. */
   stale: StaleReading | string | undefined;
+  /** Whether netfilter conntrack sees pod traffic here (the agent's --flow-visibility=auto probe); undefined when not probed. */
+  flowVisibility?: FlowVisibility | undefined;
 }
 
 export interface Finding {
