@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { ConntrackEntry, ConntrackEntryRef, ConntrackMatch, ConntrackProtocol, ConntrackStats, ConntrackTuple, DeleteConntrackResult, NetlinkError } from '../native/lib/types.js';
+import type { ConntrackEntry, ConntrackEntryRef, ConntrackMatch, ConntrackProtocol, ConntrackStats, ConntrackTuple, DeleteConntrackResult, NetlinkError } from 'netlink-native/types';
 import { CliExit } from './exit.js';
 import { addStaleCommand } from './stale-command.js';
 
@@ -47,13 +47,13 @@ function addFilterOptions(command: Command, matchHelp: string): Command {
     .addOption(new Option('--json', 'machine-readable output'));
 }
 
-type NativeModule = typeof import('../native/lib/index.js');
+type NativeModule = typeof import('netlink-native');
 
 /** Loads netlink-native lazily: the webhook image has no addon and never runs these commands. */
-async function openIn(command: string, netns: string | undefined): Promise<{ native: NativeModule; api: import('../native/lib/index.js').NativeNetlink }> {
+async function openIn(command: string, netns: string | undefined): Promise<{ native: NativeModule; api: import('netlink-native').NativeNetlink }> {
   let native: NativeModule;
   try {
-    native = await import('../native/lib/index.js');
+    native = await import('netlink-native');
   } catch (error) {
     throw new CliExit(1, `netlink-native could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
   }

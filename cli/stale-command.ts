@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { excludePodIps, formatEndpoint, groupByService, OwnershipIndex, planDeletion, type StaleGroup } from '../src/stale/index.js';
-import type { DeleteCountsByProtocol } from '../native/lib/types.js';
+import type { DeleteCountsByProtocol } from 'netlink-native/types';
 import { CliExit } from './exit.js';
 import { openConntrack, type ConntrackHandle } from './native-conntrack.js';
 import { loadInventory, type StaleInventory } from './stale-inventory.js';

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Runs the test suites with node's own test runner (TypeScript through tsx).
+// Runs the test suites with node's own test runner (TypeScript through tsx). The condition
+// conndrain-source makes `import 'netlink-native'` load the package's TypeScript sources
+// (native/lib) instead of its compiled dist/ (native/package.json `exports`).
 //   unit:   *.test.ts          (no privileges)
 //   kernel: *.kernel.test.ts   (root: network namespaces on the host kernel's conntrack)
 //   vm:     *.vm.test.ts       (boots Debian's kernel under QEMU for IPVS)
@@ -44,7 +46,7 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files], {
+const result = spawnSync(process.execPath, ['--conditions=conndrain-source', '--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files], {
   cwd: root,
   stdio: 'inherit',
 });
