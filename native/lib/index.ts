@@ -171,3 +171,6 @@ export class NativeNetlink implements NetlinkApi {
 export function openNetlink(options: NativeOpenOptions = {}): NativeNetlink {
   return NativeNetlink.open(options);
 }
+
+/** IPVS key text forms and checks (pure; no addon needed). */
+export { canonicalAddress, formatDestinationKey, formatServiceKey, ipvsFlagNames, parseDestinationKey, parseServiceKey, sameDestinationKey, sameServiceKey } from './ipvs-keys.js';
