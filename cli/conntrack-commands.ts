@@ -88,7 +88,7 @@ export function formatEntry(e: ConntrackEntry): string {
     tupleText(e.original),
     `reply ${tupleText(e.reply)}`,
   ];
-  if (e.zone !== 0) parts.push(`zone=${e.zone}`);
+  if (e.zone !== 0) parts.push(zoneText(e));
   if (e.mark !== 0) parts.push(`mark=0x${e.mark.toString(16)}`);
   parts.push(`[${e.statusFlags.join(',')}]`);
   return parts.join('  ');
@@ -208,6 +208,13 @@ async function runStats(flags: { netns?: string; json?: boolean }): Promise<void
   } finally {
     api.close();
   }
+}
+
+/** conntrack's words for an entry's zone: `zone=N` (both directions), `orig-zone=N` or `reply-zone=N`. */
+function zoneText(e: ConntrackEntry): string {
+  if (e.origZone === 0) return `reply-zone=${e.zone}`;
+  if (e.replyZone === 0) return `orig-zone=${e.zone}`;
+  return `zone=${e.zone}`;
 }
 
 /** `conndrain conntrack list|delete|stats` (and `stale`): ctnetlink through netlink-native, no `conntrack` CLI. */

@@ -352,7 +352,8 @@ static int settle_enoent(struct delete_ctx *ctx)
 		} else {
 			if (state[k] == 1)
 				r->still_present++;
-			count_delete(r, proto, err < 0 ? err : state[k] < 0 ? state[k] : -ENOENT, 0);
+			/* EEXIST: the kernel said ENOENT, yet the entry is there (e.g. a wrong zone). */
+			count_delete(r, proto, err < 0 ? err : state[k] < 0 ? state[k] : -EEXIST, 0);
 		}
 	}
 	ctx->n_enoent = 0;

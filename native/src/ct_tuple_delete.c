@@ -225,7 +225,8 @@ static int settle_enoent(struct ct_conn *c, struct ack_ctx *ctx)
 		} else {
 			if (state[k] == 1)
 				ctx->r->still_present++;
-			count(ctx->r, proto, err < 0 ? err : state[k] < 0 ? state[k] : -ENOENT, 0);
+			/* EEXIST: the kernel said ENOENT, yet the entry is there (e.g. a wrong zone). */
+			count(ctx->r, proto, err < 0 ? err : state[k] < 0 ? state[k] : -EEXIST, 0);
 		}
 	}
 	ctx->n_enoent = 0;
