@@ -69,7 +69,8 @@ async function runStale(flags: StaleFlags): Promise<void> {
   try {
     api = await openConntrack(flags.netns);
   } catch (error) {
-    throw new CliExit(2, `conndrain conntrack stale: ${message(error)}`);
+    // Operational (docs/cli-errors.md): the namespace or the addon, not the command line.
+    throw new CliExit(1, `conndrain conntrack stale: ${message(error)}`);
   }
   try {
     let scan = await scanStale(api, ownership, inventory.podIps);
