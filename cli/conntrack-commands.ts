@@ -242,7 +242,7 @@ Examples:
 Examples:
   conndrain conntrack delete --address 10.244.1.7 --address fd00:244::7 --match replySrc,origDst --dry-run
   conndrain conntrack list --address 10.244.1.7 --match replySrc --protocol udp --json > e.json && conndrain conntrack delete --entries e.json
-Exit code: 0 done, 1 some delete failed (or netlink error), 2 bad arguments.`)
+Exit code: 0 done, 1 some delete failed, netlink error or missing network namespace, 2 usage error (one line on stderr; docs/cli-errors.md).`)
     .action(async (flags: FilterFlags & { dryRun?: boolean; entries?: string }) => {
       await runDelete(flags);
     });
