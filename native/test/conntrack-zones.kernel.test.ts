@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import { openNetlink } from 'netlink-native';
 import { insertConntrackForTest } from 'netlink-native/testing';
 import { addNetns, deleteAllNetns, deleteNetns, inNetns, isRoot, runCli } from './conntrack-netns.js';
-import { conntrackZonesContract, ZONE_CLIENT, ZONE_KINDS, ZONE_SERVER } from './conntrack-zones-contract.js';
+import { conntrackZonesContract, ZONE_CLIENT, ZONE_KINDS, ZONE_SERVER, zonedSpecs } from './conntrack-zones-contract.js';
 
 const skip = !isRoot() ? 'needs root (network namespaces)' : false;
 
@@ -77,6 +77,25 @@ describe('directional conntrack zones on the kernel', { skip }, () => {
       assert.deepEqual([second.deleted, second.alreadyGone, second.failed], [0, 6, 0]);
     } finally {
       rmSync(file, { force: true });
+      deleteNetns(ns);
+    }
+  });
+
+  it('conntrack stale --delete deletes stale DNAT entries in every zone kind (IPv4 and IPv6)', async () => {
+    const ns = addNetns('z');
+    const api = openNetlink({ netns: ns });
+    const endpoints = join(tmpdir(), `cdct-zones-eps-${process.pid}.yaml`);
+    try {
+      assert.equal((await insertConntrackForTest(api, zonedSpecs(true))).created, 6);
+      writeFileSync(endpoints, 'apiVersion: v1\nkind: List\nitems: []\n'); // nothing owns the DNAT targets: all six are stale
+      const r = runCli(['stale', '--netns', ns, '--endpoints', endpoints, '--delete', '--json']);
+      assert.equal(r.status, 0, r.stderr);
+      const out = JSON.parse(r.stdout) as { delete: { requested: number; deleted: number; alreadyGone: number; failed: number; remaining: number } };
+      assert.deepEqual([out.delete.requested, out.delete.deleted, out.delete.alreadyGone, out.delete.failed, out.delete.remaining], [6, 6, 0, 0, 0]);
+      assert.equal(countIn(ns), 0);
+    } finally {
+      api.close();
+      rmSync(endpoints, { force: true });
       deleteNetns(ns);
     }
   });
