@@ -38,6 +38,9 @@ export interface RawDeleteResult extends Omit<DeleteConntrackResult, 'byProtocol
   /** Keyed by IP protocol number. */
   byProtocol: Record<string, DeleteCountsByProtocol>;
   firstErrno: number;
+  /** ENOENT answers re-checked by GET, and how many of those entries were still present (counted failed). */
+  rechecked: number;
+  stillPresent: number;
   sends: number;
   ackOverruns: number;
   resent: number;
