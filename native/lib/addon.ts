@@ -50,7 +50,7 @@ function addonCandidates(): string[] {
   } catch {
     // not resolvable from here: the package root above is the only place
   }
-  return candidates;
+  return [...new Set(candidates)];
 }
 
 /** The first candidate that exists, and every place looked at. */
