@@ -45,7 +45,7 @@ const CORE_STAYS_PURE = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'native/build/**', 'lab/results/**', '**/*.mjs', 'eslint.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'native/build/**', 'native/dist/**', 'lab/results/**', '**/*.mjs', 'eslint.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

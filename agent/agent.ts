@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../src/config/agent.js';
 import { markFlushed, planDrains, type PodRecord, type Transition } from '../src/drain-plan.js';
-import { NetlinkError, type ConntrackApi, type ConntrackEventsApi, type IpvsApi } from '../native/lib/types.js';
+import { NetlinkError, type ConntrackApi, type ConntrackEventsApi, type IpvsApi } from 'netlink-native/types';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { DrainApi } from './drain-api.js';
 import { DrainSessions } from './drain-sessions.js';

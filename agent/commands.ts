@@ -41,7 +41,7 @@ async function runAgent(config: AgentConfig): Promise<void> {
   }
   let netlink;
   try {
-    const { openNetlink } = await import('../native/lib/index.js');
+    const { openNetlink } = await import('netlink-native');
     netlink = openNetlink();
   } catch (error) {
     throw new CliExit(1, `conndrain agent: cannot open netlink (the agent needs the netlink-native addon and NET_ADMIN): ${(error as Error).message}`);

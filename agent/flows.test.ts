@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ConntrackEntry } from '../native/lib/types.js';
+import type { ConntrackEntry } from 'netlink-native/types';
 import { DEFAULT_FLOW_TIMEOUTS, idleMs, isOpenFlow } from './flows.js';
 
 function e(protocol: ConntrackEntry['protocol'], timeout: number, extra: { state?: string; flags?: string[] } = {}): ConntrackEntry {

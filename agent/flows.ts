@@ -19,7 +19,7 @@
  * UDP entry stays ASSURED for 120 s after its last packet, which would make every drain of a
  * UDP service run to its maximum.
  */
-import type { ConntrackApi, ConntrackEntry } from '../native/lib/types.js';
+import type { ConntrackApi, ConntrackEntry } from 'netlink-native/types';
 
 export interface FlowTimeouts {
   udpMs: number;

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { MemoryConntrack } from '../native/lib/memory-conntrack.js';
-import type { DeleteConntrackOptions } from '../native/lib/types.js';
+import { MemoryConntrack } from 'netlink-native/memory';
+import type { DeleteConntrackOptions } from 'netlink-native/types';
 import { FakeClock } from '../test/agent/fake-clock.js';
 import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
 

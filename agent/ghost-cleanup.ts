@@ -9,7 +9,7 @@
  * retried with backoff (doubling to 30 s); nothing here throws.
  */
 import type { Logger } from 'pino';
-import type { ConntrackApi, ConntrackProtocol, DeleteConntrackResult } from '../native/lib/types.js';
+import type { ConntrackApi, ConntrackProtocol, DeleteConntrackResult } from 'netlink-native/types';
 import type { Clock, TimerHandle } from './clock.js';
 
 /** Every protocol a pod's traffic can be tracked under; `ipv6` is IPv6-in-IP encapsulation. */

@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { MemoryConntrack } from '../native/lib/memory-conntrack.js';
-import type { ConntrackFillSpec } from '../native/lib/conntrack-convert.js';
+import { MemoryConntrack } from 'netlink-native/memory';
+import type { ConntrackFillSpec } from 'netlink-native/testing';
 import { IndexedConntrack } from './indexed-conntrack.js';
 import { countOpenFlows, DEFAULT_FLOW_TIMEOUTS } from './flows.js';
 import { FLUSH_PROTOCOLS } from './ghost-cleanup.js';

@@ -24,7 +24,7 @@ import type {
   DeleteConntrackResult,
   DeleteCountsByProtocol,
   ListConntrackOptions,
-} from '../native/lib/types.js';
+} from 'netlink-native/types';
 
 export interface IndexHooks {
   /** The index could not answer (stale, an address not watched yet, an error): the dump did. */

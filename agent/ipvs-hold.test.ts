@@ -4,8 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { MemoryIpvs } from '../native/lib/memory-ipvs.js';
-import type { IpvsServiceKey } from '../native/lib/types.js';
+import { MemoryIpvs } from 'netlink-native/memory';
+import type { IpvsServiceKey } from 'netlink-native/types';
 import { IpvsHold, type RestoreAction } from './ipvs-hold.js';
 import { loadState, StateWriter, writeStateAtomic, type AgentState } from './state-file.js';
 

@@ -16,7 +16,7 @@
  * Every IPVS call goes through one queue, so a release never interleaves with a pass.
  */
 import type { Logger } from 'pino';
-import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsService, type IpvsServiceKey } from '../native/lib/types.js';
+import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsService, type IpvsServiceKey } from 'netlink-native/types';
 
 export interface HeldServer {
   podUid: string;

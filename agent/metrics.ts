@@ -4,7 +4,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AGENT_METRICS as N } from '../src/metric-names.js';
-import type { ConntrackIndexStats, ConntrackStats } from '../native/lib/types.js';
+import type { ConntrackIndexStats, ConntrackStats } from 'netlink-native/types';
 
 export class AgentMetrics {
   readonly registry = new Registry();

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { ConntrackEntry, ConntrackEntryRef, ConntrackMatch, ConntrackProtocol, ConntrackStats, ConntrackTuple, DeleteConntrackResult, NetlinkError } from '../native/lib/types.js';
+import type { ConntrackEntry, ConntrackEntryRef, ConntrackMatch, ConntrackProtocol, ConntrackStats, ConntrackTuple, DeleteConntrackResult, NetlinkError } from 'netlink-native/types';
 import { CliExit } from './exit.js';
 import { addStaleCommand } from './stale-command.js';
 
@@ -47,13 +47,13 @@ function addFilterOptions(command: Command, matchHelp: string): Command {
     .addOption(new Option('--json', 'machine-readable output'));
 }
 
-type NativeModule = typeof import('../native/lib/index.js');
+type NativeModule = typeof import('netlink-native');
 
 /** Loads netlink-native lazily: the webhook image has no addon and never runs these commands. */
-async function openIn(command: string, netns: string | undefined): Promise<{ native: NativeModule; api: import('../native/lib/index.js').NativeNetlink }> {
+async function openIn(command: string, netns: string | undefined): Promise<{ native: NativeModule; api: import('netlink-native').NativeNetlink }> {
   let native: NativeModule;
   try {
-    native = await import('../native/lib/index.js');
+    native = await import('netlink-native');
   } catch (error) {
     throw new CliExit(1, `netlink-native could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -88,7 +88,7 @@ export function formatEntry(e: ConntrackEntry): string {
     tupleText(e.original),
     `reply ${tupleText(e.reply)}`,
   ];
-  if (e.zone !== 0) parts.push(`zone=${e.zone}`);
+  if (e.zone !== 0) parts.push(zoneText(e));
   if (e.mark !== 0) parts.push(`mark=0x${e.mark.toString(16)}`);
   parts.push(`[${e.statusFlags.join(',')}]`);
   return parts.join('  ');
@@ -210,6 +210,13 @@ async function runStats(flags: { netns?: string; json?: boolean }): Promise<void
   }
 }
 
+/** conntrack's words for an entry's zone: `zone=N` (both directions), `orig-zone=N` or `reply-zone=N`. */
+function zoneText(e: ConntrackEntry): string {
+  if (e.origZone === 0) return `reply-zone=${e.zone}`;
+  if (e.replyZone === 0) return `orig-zone=${e.zone}`;
+  return `zone=${e.zone}`;
+}
+
 /** `conndrain conntrack list|delete|stats` (and `stale`): ctnetlink through netlink-native, no `conntrack` CLI. */
 export function registerConntrackCommands(program: Command): void {
   const conntrack = program
@@ -235,7 +242,7 @@ Examples:
 Examples:
   conndrain conntrack delete --address 10.244.1.7 --address fd00:244::7 --match replySrc,origDst --dry-run
   conndrain conntrack list --address 10.244.1.7 --match replySrc --protocol udp --json > e.json && conndrain conntrack delete --entries e.json
-Exit code: 0 done, 1 some delete failed (or netlink error), 2 bad arguments.`)
+Exit code: 0 done, 1 some delete failed, netlink error or missing network namespace, 2 usage error (one line on stderr; docs/cli-errors.md).`)
     .action(async (flags: FilterFlags & { dryRun?: boolean; entries?: string }) => {
       await runDelete(flags);
     });

@@ -3,12 +3,12 @@
  * netlink-native addon (loaded lazily inside the actions: the webhook image has no addon).
  */
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
-import type { IpvsDestination, IpvsDestinationKey, IpvsService, IpvsServiceKey, NetlinkError } from '../native/lib/types.js';
-import { formatDestinationKey, formatServiceKey, parseDestinationKey, parseServiceKey } from '../native/lib/ipvs-keys.js';
+import type { IpvsDestination, IpvsDestinationKey, IpvsService, IpvsServiceKey, NetlinkError } from 'netlink-native/types';
+import { formatDestinationKey, formatServiceKey, parseDestinationKey, parseServiceKey } from 'netlink-native';
 import { CliExit } from './exit.js';
 
-type NativeModule = typeof import('../native/lib/index.js');
-type Netlink = import('../native/lib/index.js').NativeNetlink;
+type NativeModule = typeof import('netlink-native');
+type Netlink = import('netlink-native').NativeNetlink;
 
 export interface ServiceWithDestinations extends IpvsService {
   destinations: IpvsDestination[];
@@ -47,7 +47,7 @@ function failure(command: string, error: unknown): CliExit {
 async function openIn(command: string, netns: string | undefined): Promise<Netlink> {
   let native: NativeModule;
   try {
-    native = await import('../native/lib/index.js');
+    native = await import('netlink-native');
   } catch (error) {
     throw new CliExit(1, `netlink-native could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
   }

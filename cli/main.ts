@@ -11,19 +11,18 @@ import { registerNetlinkCommands } from './netlink-commands.js';
 import { registerLabCommands } from './lab-commands.js';
 import { registerDoctorCommands } from './doctor-commands.js';
 import { CliExit } from './exit.js';
+import { applyUsageErrorRule, USAGE_EXIT, usageLine } from './usage-error.js';
 
 export function buildProgram(): Command {
   const program = new Command('conndrain')
     .description('Keeps client connections alive while Kubernetes pods drain, and removes the ghost conntrack state dead pods leave behind.')
-    .version('0.1.0')
-    .showHelpAfterError()
-    .exitOverride();
+    .version('0.1.0');
   registerWebhookCommands(program);
   registerAgentCommands(program);
   registerNetlinkCommands(program);
   registerLabCommands(program);
   registerDoctorCommands(program);
-  return program;
+  return applyUsageErrorRule(program);
 }
 
 async function main(): Promise<void> {
@@ -31,7 +30,8 @@ async function main(): Promise<void> {
     await buildProgram().parseAsync(process.argv);
   } catch (error) {
     if (error instanceof CliExit) {
-      if (error.message !== '') process.stderr.write(`${error.message}\n`);
+      const text = error.exitCode === USAGE_EXIT ? usageLine(error.message) : error.message;
+      if (text !== '') process.stderr.write(`${text}\n`);
       process.exit(error.exitCode);
     }
     const commanderCode = (error as { code?: string }).code;

@@ -1,4 +1,4 @@
-import type { ConntrackApi } from '../native/lib/types.js';
+import type { ConntrackApi } from 'netlink-native/types';
 
 export type ConntrackHandle = ConntrackApi & { close(): void };
 
@@ -7,9 +7,9 @@ export type ConntrackHandle = ConntrackApi & { close(): void };
  * addon). Errors say what is missing instead of a stack trace.
  */
 export async function openConntrack(netns: string | undefined): Promise<ConntrackHandle> {
-  let native: typeof import('../native/lib/index.js');
+  let native: typeof import('netlink-native');
   try {
-    native = await import('../native/lib/index.js');
+    native = await import('netlink-native');
   } catch (error) {
     throw new Error(`netlink-native is not available (${error instanceof Error ? error.message : String(error)}); build it with \`npm run build:native\``);
   }

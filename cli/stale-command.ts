@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { excludePodIps, formatEndpoint, groupByService, OwnershipIndex, planDeletion, type StaleGroup } from '../src/stale/index.js';
-import type { DeleteCountsByProtocol } from '../native/lib/types.js';
+import type { DeleteCountsByProtocol } from 'netlink-native/types';
 import { CliExit } from './exit.js';
 import { openConntrack, type ConntrackHandle } from './native-conntrack.js';
 import { loadInventory, type StaleInventory } from './stale-inventory.js';
@@ -69,7 +69,8 @@ async function runStale(flags: StaleFlags): Promise<void> {
   try {
     api = await openConntrack(flags.netns);
   } catch (error) {
-    throw new CliExit(2, `conndrain conntrack stale: ${message(error)}`);
+    // Operational (docs/cli-errors.md): the namespace or the addon, not the command line.
+    throw new CliExit(1, `conndrain conntrack stale: ${message(error)}`);
   }
   try {
     let scan = await scanStale(api, ownership, inventory.podIps);

@@ -14,18 +14,21 @@ RUN apt-get update \
 WORKDIR /src
 # node-gyp: use the headers shipped in this image instead of downloading them.
 ENV npm_config_nodedir=/usr/local
-COPY package.json package-lock.json ./
-COPY native/package.json native/binding.gyp ./native/
+COPY package.json package-lock.json tsconfig.json ./
+# netlink-native is an npm workspace: npm ci links it into node_modules and the postinstall
+# builds its addon (native/src) and compiles its TypeScript (native/lib -> native/dist).
+COPY native/package.json native/binding.gyp native/tsconfig.json ./native/
 COPY native/scripts ./native/scripts
 COPY native/src ./native/src
+COPY native/lib ./native/lib
 RUN npm ci --no-audit --no-fund \
- && test -f native/build/Release/netlink_native.node
-COPY tsconfig.json tsconfig.build.json ./
+ && test -f native/build/Release/netlink_native.node \
+ && test -f native/dist/index.js
+COPY tsconfig.build.json ./
 COPY src ./src
 COPY webhook ./webhook
 COPY agent ./agent
 COPY cli ./cli
-COPY native/lib ./native/lib
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
@@ -41,7 +44,10 @@ ENV NODE_ENV=production
 COPY --from=build /src/package.json ./package.json
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
-# native/lib/addon.ts finds native/build/Release/netlink_native.node above dist/native/lib.
+# node_modules/netlink-native links to ../native: the package's compiled JavaScript, and the
+# addon its loader finds from the package root (native/build/Release/netlink_native.node).
+COPY --from=build /src/native/package.json ./native/package.json
+COPY --from=build /src/native/dist ./native/dist
 COPY --from=build /src/native/build/Release/netlink_native.node ./native/build/Release/netlink_native.node
 COPY bin/conndrain.mjs ./bin/conndrain.mjs
 # Root, on purpose: the agent needs CAP_NET_ADMIN in its effective set, and Kubernetes grants

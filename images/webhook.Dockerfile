@@ -1,14 +1,16 @@
 # syntax=docker/dockerfile:1
 # conndrain admission webhook: `conndrain webhook` on Node 24, distroless, non-root.
 # No compiler and no native addon: `npm ci --ignore-scripts` skips the root postinstall that
-# builds native/ (the webhook never loads it; webhook/ cannot import native/ or agent/), and
-# from native/ only the TypeScript contract native/lib is copied, because the one CLI
-# program (cli/main.ts) that tsc compiles reaches it through the agent commands.
+# builds native/ (the webhook never loads it; webhook/ cannot import native/ or agent/). The
+# one CLI program (cli/main.ts) imports the netlink-native workspace package's JavaScript
+# (types, NetlinkError, IPVS key helpers), so its TypeScript is copied and compiled to
+# native/dist by `npm run build`; its C sources and addon never are.
 # Build from the repository root:  docker build -f images/webhook.Dockerfile -t conndrain-webhook .
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
+COPY native/package.json native/tsconfig.json ./native/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -25,6 +27,9 @@ ENV NODE_ENV=production
 COPY --from=build /src/package.json ./package.json
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
+# node_modules/netlink-native links to ../native: its JavaScript only (no addon here).
+COPY --from=build /src/native/package.json ./native/package.json
+COPY --from=build /src/native/dist ./native/dist
 COPY bin/conndrain.mjs ./bin/conndrain.mjs
 # 65532 = distroless "nonroot"; the Deployment runs it with runAsNonRoot and a read-only root.
 USER 65532:65532

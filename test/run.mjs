@@ -1,5 +1,8 @@
 #!/usr/bin/env node
-// Runs the test suites with node's own test runner (TypeScript through tsx).
+// Runs the test suites with node's own test runner (TypeScript through tsx). The condition
+// conndrain-source makes `import 'netlink-native'` load the package's TypeScript sources
+// (native/lib) instead of its compiled dist/ (native/package.json `exports`); it is also put
+// in NODE_OPTIONS so that every node process a test starts (the CLI, agents) does the same.
 //   unit:   *.test.ts          (no privileges)
 //   kernel: *.kernel.test.ts   (root: network namespaces on the host kernel's conntrack)
 //   vm:     *.vm.test.ts       (boots Debian's kernel under QEMU for IPVS)
@@ -44,8 +47,9 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files], {
+const result = spawnSync(process.execPath, ['--conditions=conndrain-source', '--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files], {
   cwd: root,
   stdio: 'inherit',
+  env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=conndrain-source`.trim() },
 });
 process.exit(result.status ?? 1);

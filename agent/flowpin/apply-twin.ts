@@ -9,7 +9,7 @@
  *   an idle twin whose list order is not the planned one is deleted and re-created.
  */
 import type { Logger } from 'pino';
-import { NetlinkError, type IpvsApi, type IpvsDestination } from '../../native/lib/types.js';
+import { NetlinkError, type IpvsApi, type IpvsDestination } from 'netlink-native/types';
 import type { TwinPlan } from '../../src/flowpin/twin-plan.js';
 
 export interface TwinChange {

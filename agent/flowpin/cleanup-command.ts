@@ -13,7 +13,7 @@ export async function runFlowpinCleanup(config: { fwmarkRange: FwmarkRange; logL
   const logger = createLogger({ level: config.logLevel, component: 'agent-cleanup' });
   let netlink;
   try {
-    const { openNetlink } = await import('../../native/lib/index.js');
+    const { openNetlink } = await import('netlink-native');
     netlink = openNetlink();
   } catch (error) {
     throw new CliExit(1, `conndrain agent --cleanup: cannot open netlink (needs the netlink-native addon and NET_ADMIN): ${(error as Error).message}`);

@@ -6,7 +6,7 @@
  * it when uninstalling, not while pods drain.)
  */
 import type { Logger } from 'pino';
-import type { IpvsApi } from '../../native/lib/types.js';
+import type { IpvsApi } from 'netlink-native/types';
 import { formatMark, inRange, type FwmarkRange } from '../../src/flowpin/fwmark-range.js';
 import { buildDeleteTable, parseRegistry } from '../../src/flowpin/nft-ruleset.js';
 import { isCode } from './apply-twin.js';

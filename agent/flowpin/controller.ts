@@ -14,7 +14,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { IpvsApi, IpvsDestination } from '../../native/lib/types.js';
+import type { IpvsApi, IpvsDestination } from 'netlink-native/types';
 import { formatMark, inRange, type FwmarkRange } from '../../src/flowpin/fwmark-range.js';
 import { buildRuleset, parsePinCounters, parseRegistry } from '../../src/flowpin/nft-ruleset.js';
 import { planFlowpin, serviceKeyId, type FlowpinPlan, type RegistryEntry, type TwinState } from '../../src/flowpin/twin-plan.js';

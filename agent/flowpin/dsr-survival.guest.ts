@@ -19,8 +19,8 @@ import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:c
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { pino } from 'pino';
-import { openNetlink, type NativeNetlink } from '../../native/lib/index.js';
-import type { IpvsServiceKey } from '../../native/lib/types.js';
+import { openNetlink, type NativeNetlink } from 'netlink-native';
+import type { IpvsServiceKey } from 'netlink-native/types';
 import { DEFAULT_FWMARK_RANGE, inRange, parseFwmarkRange } from '../../src/flowpin/fwmark-range.js';
 import { parsePinCounters } from '../../src/flowpin/nft-ruleset.js';
 import { IpvsHold } from '../ipvs-hold.js';

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { pino } from 'pino';
-import { MemoryIpvs } from '../../native/lib/memory-ipvs.js';
+import { MemoryIpvs } from 'netlink-native/memory';
 import { DEFAULT_FWMARK_RANGE, parseFwmarkRange } from '../../src/flowpin/fwmark-range.js';
 import { buildRuleset, parsePinCounters, parseRegistry, type NftBatch } from '../../src/flowpin/nft-ruleset.js';
 import { planFlowpin } from '../../src/flowpin/twin-plan.js';

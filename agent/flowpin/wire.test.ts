@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { MemoryIpvs } from '../../native/lib/memory-ipvs.js';
+import { MemoryIpvs } from 'netlink-native/memory';
 import { loadAgentCleanupConfig, loadAgentConfig } from '../../src/config/agent.js';
 import { createAgentFlowpin, flowpinSkip } from './wire.js';
 import { MemoryNft } from './memory-nft.js';

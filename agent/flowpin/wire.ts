@@ -6,8 +6,8 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { NativeNetlink } from '../../native/lib/index.js';
-import type { IpvsApi, IpvsServiceKey } from '../../native/lib/types.js';
+import { NativeNetlink } from 'netlink-native';
+import type { IpvsApi, IpvsServiceKey } from 'netlink-native/types';
 import type { AgentConfig } from '../../src/config/agent.js';
 import { inRange } from '../../src/flowpin/fwmark-range.js';
 import type { HeldRef } from '../../src/flowpin/types.js';

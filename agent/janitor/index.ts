@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { ConntrackApi } from '../../native/lib/types.js';
+import type { ConntrackApi } from 'netlink-native/types';
 import type { Clock } from '../clock.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { StaleJanitor } from './janitor.js';

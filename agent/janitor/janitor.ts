@@ -13,7 +13,7 @@
  * throws: a failed scan is logged and retried at the next interval.
  */
 import type { Logger } from 'pino';
-import type { ConntrackApi } from '../../native/lib/types.js';
+import type { ConntrackApi } from 'netlink-native/types';
 import { excludePodIps, formatEndpoint, GraceTracker, groupByService, OwnershipIndex, planDeletion, scanStaleEntries, type Classification, type EndpointSliceLike, type StaleEntry } from '../../src/stale/index.js';
 import type { Clock, TimerHandle } from '../clock.js';
 import type { JanitorMetrics } from './metrics.js';

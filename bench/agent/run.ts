@@ -20,9 +20,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { MemoryConntrack } from '../../native/lib/memory-conntrack.js';
-import { MemoryIpvs } from '../../native/lib/memory-ipvs.js';
-import type { IpvsApi, IpvsServiceKey } from '../../native/lib/types.js';
+import { MemoryConntrack } from 'netlink-native/memory';
+import { MemoryIpvs } from 'netlink-native/memory';
+import type { IpvsApi, IpvsServiceKey } from 'netlink-native/types';
 import { Agent } from '../../agent/agent.js';
 import { AgentMetrics } from '../../agent/metrics.js';
 import { IpvsHold } from '../../agent/ipvs-hold.js';
@@ -70,7 +70,7 @@ let kernelIpvs: (IpvsApi & { close(): void }) | undefined;
 /** The kernel's IPVS through netlink-native (one handle for the run), every service deleted. */
 async function emptyKernelIpvs(): Promise<IpvsApi> {
   if (kernelIpvs === undefined) {
-    const { openNetlink } = await import('../../native/lib/index.js');
+    const { openNetlink } = await import('netlink-native');
     kernelIpvs = openNetlink();
   }
   const api = kernelIpvs;

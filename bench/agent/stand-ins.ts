@@ -1,6 +1,6 @@
 /** The in-memory conntrack stand-in with an IPVS (the in-memory one, or the kernel's through netlink-native) as one object for the bench. */
-import { MemoryConntrack } from '../../native/lib/memory-conntrack.js';
-import type { ConntrackApi, IpvsApi } from '../../native/lib/types.js';
+import { MemoryConntrack } from 'netlink-native/memory';
+import type { ConntrackApi, IpvsApi } from 'netlink-native/types';
 
 export function memoryNetlink(ct: MemoryConntrack, ipvs: IpvsApi): ConntrackApi & IpvsApi {
   return {

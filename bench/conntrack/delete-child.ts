@@ -3,7 +3,8 @@
  *   node --import tsx bench/conntrack/delete-child.ts <netns> <addresses-comma-separated>
  * Prints one JSON line: { result, diagnostics, rssBeforeBytes, maxRssAfterBytes }.
  */
-import { openNetlink } from '../../native/lib/index.js';
+import { openNetlink } from 'netlink-native';
+import { lastDelete } from 'netlink-native/testing';
 
 const [netns, list] = process.argv.slice(2);
 if (netns === undefined || list === undefined) {
@@ -17,4 +18,4 @@ const maxBefore = process.resourceUsage().maxRSS * 1024;
 const result = await api.deleteConntrack({ addresses: list.split(','), match: ['replySrc', 'origDst'], protocols: ['tcp', 'udp', 'sctp', 'ipip'] });
 const maxAfter = process.resourceUsage().maxRSS * 1024;
 api.close();
-process.stdout.write(`${JSON.stringify({ result, diagnostics: api.lastDelete, rssBeforeBytes: rssBefore, maxRssBeforeBytes: maxBefore, maxRssAfterBytes: maxAfter })}\n`);
+process.stdout.write(`${JSON.stringify({ result, diagnostics: lastDelete(api), rssBeforeBytes: rssBefore, maxRssBeforeBytes: maxBefore, maxRssAfterBytes: maxAfter })}\n`);

@@ -6,7 +6,8 @@
  * Creates NEW conntrack entries for unrelated addresses in batches every 50 ms and prints one
  * JSON line { created, failed, seconds }.
  */
-import { openNetlink } from '../../native/lib/index.js';
+import { openNetlink } from 'netlink-native';
+import { insertConntrackForTest } from 'netlink-native/testing';
 
 const [netns, rateText, secondsText, tagText] = process.argv.slice(2);
 if (netns === undefined || rateText === undefined || secondsText === undefined || tagText === undefined) {
@@ -24,7 +25,7 @@ let created = 0;
 let failed = 0;
 for (let tick = 0; (performance.now() - t0) / 1000 < seconds; tick++) {
   // unrelated flows: clients 10.60+tag.x.y -> a VIP, DNATed to backends in 10.130.0.0/16
-  const r = await api.insertConntrackForTest([
+  const r = await insertConntrackForTest(api, [
     { protocol: 'tcp', origSrc: `10.${60 + tag}.${tick % 250}.1`, srcCount: 200, srcPort: 1024, origDst: '10.96.5.5', dstPort: 80, replySrc: '10.130.0.1', replySrcCount: 5000, count: perTick, state: 'SYN_SENT', timeout: 120 },
   ]);
   created += r.created;

@@ -25,8 +25,9 @@
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { openNetlink, type ConntrackEventIndex, type NativeNetlink } from '../../native/lib/index.js';
+import { openNetlink, type ConntrackEventIndex, type NativeNetlink } from 'netlink-native';
 import { raiseLimits } from './host-limits.js';
+import { insertConntrackForTest } from 'netlink-native/testing';
 
 const { values } = parseArgs({
   options: {
@@ -67,7 +68,7 @@ function log(message: string): void {
 async function fill(api: NativeNetlink): Promise<void> {
   const t0 = performance.now();
   const pod = (addr: string, net: number) => ({ protocol: 'tcp' as const, origSrc: `10.${net}.0.1`, srcCount: 50, origDst: '10.96.0.11', dstPort: 80, replySrc: addr, replySrcPort: 8080, count: PER_POD, state: 'ESTABLISHED', timeout: 7200 });
-  const r = await api.insertConntrackForTest([
+  const r = await insertConntrackForTest(api, [
     { protocol: 'tcp', origSrc: '10.1.0.1', srcCount: 20000, origDst: '10.96.0.10', dstPort: 80, replySrc: '10.128.0.1', replySrcCount: 9900, replySrcPort: 8080, count: ENTRIES - 2 * PER_POD, state: 'ESTABLISHED', statusFlags: ['ASSURED', 'SEEN_REPLY'], timeout: 7200 },
     pod(POD_A, 3),
     pod(POD_B, 4),
@@ -140,7 +141,7 @@ async function flowsOfLatency(api: NativeNetlink): Promise<FlowsOf> {
     const perChunk = 5;
     for (let chunk = 0; chunk * perChunk < FO_FLOWS; chunk++) {
       const n = Math.min(perChunk, FO_FLOWS - chunk * perChunk);
-      const r = await api.insertConntrackForTest([
+      const r = await insertConntrackForTest(api, [
         { protocol: 'tcp', origSrc: '10.20.0.1', srcCount: FO_ADDRESSES, srcPort: 1000 + chunk * perChunk, origDst: '10.96.0.12', dstPort: 80, replySrc: base, replySrcCount: FO_ADDRESSES, replySrcPort: 8080, count: FO_ADDRESSES * n, state: 'ESTABLISHED', timeout: 7200 },
       ]);
       if (r.failed > 0) throw new Error(`flows-of fill: ${JSON.stringify(r)}`);

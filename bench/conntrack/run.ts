@@ -15,8 +15,9 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { openNetlink, type NativeNetlink } from '../../native/lib/index.js';
+import { openNetlink, type NativeNetlink } from 'netlink-native';
 import { raiseLimits } from './host-limits.js';
+import { insertConntrackForTest } from 'netlink-native/testing';
 
 const { values } = parseArgs({
   options: {
@@ -63,7 +64,7 @@ async function fill(api: NativeNetlink): Promise<void> {
   const sampled = SAMPLE * PER_POD;
   const background = ENTRIES - targeted - sampled;
   const t0 = performance.now();
-  const result = await api.insertConntrackForTest([
+  const result = await insertConntrackForTest(api, [
     // other pods' service traffic: 20,000 client addresses, DNATed to 9,900 other backends
     { protocol: 'tcp', origSrc: '10.1.0.1', srcCount: 20000, origDst: '10.96.0.10', dstPort: 80, replySrc: '10.128.0.1', replySrcCount: 9900, replySrcPort: 8080, count: background, state: 'ESTABLISHED', statusFlags: ['ASSURED', 'SEEN_REPLY'], timeout: 7200 },
     // the pods that die: PER_POD entries each

@@ -24,9 +24,10 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { openNetlink } from '../../native/lib/index.js';
+import { openNetlink } from 'netlink-native';
 import { groupByService, OwnershipIndex, scanStaleEntries, type DnatScanner, type EndpointSliceLike } from '../../src/stale/index.js';
 import { raiseLimits } from '../conntrack/host-limits.js';
+import { dumpPassOnly, insertConntrackForTest, receivePassOnly } from 'netlink-native/testing';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
   const api = openNetlink({ netns: NS });
   try {
     const t0 = performance.now();
-    const filled = await api.insertConntrackForTest([
+    const filled = await insertConntrackForTest(api, [
       { protocol: 'udp', origSrc: '10.1.0.1', srcCount: 20_000, origDst: '10.96.0.10', dstPort: 8080, replySrc: '10.128.0.1', replySrcCount: BACKENDS, replySrcPort: 8080, count: ENTRIES, timeout: 3600, statusFlags: ['ASSURED', 'SEEN_REPLY'], dnat: true },
     ]);
     if (filled.created !== ENTRIES) throw new Error(`fill: ${JSON.stringify(filled)}`);
@@ -125,14 +126,14 @@ async function main(): Promise<void> {
         floor.push(r.ms);
       };
       const runReceive = async (): Promise<void> => {
-        const r = await timed(() => api.receivePassOnly());
+        const r = await timed(() => receivePassOnly(api));
         if (r.value.scanned !== ENTRIES) throw new Error(`receive only: ${r.value.scanned} entries`);
         receive.push(r.ms);
         receiveCpu.push(r.value);
       };
       const runRaw = async (): Promise<void> => {
         const cpu0 = process.cpuUsage();
-        const r = await timed(() => api.dumpPassOnly());
+        const r = await timed(() => dumpPassOnly(api));
         rawProcessCpu.push(cpuMs(process.cpuUsage(cpu0)));
         if (r.value.scanned !== ENTRIES) throw new Error(`raw dump: ${r.value.scanned} entries`);
         raw.push(r.ms);

@@ -1,4 +1,4 @@
-import type { ConntrackApi } from '../../native/lib/types.js';
+import type { ConntrackApi } from 'netlink-native/types';
 
 /**
  * The conntrack entries of a pod's flows, by the kernel's entry id: an entry that was deleted

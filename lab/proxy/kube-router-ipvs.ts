@@ -1,4 +1,4 @@
-import type { IpvsApi, IpvsServiceKey } from '../../native/lib/types.js';
+import type { IpvsApi, IpvsServiceKey } from 'netlink-native/types';
 import type { ServiceState } from './service.js';
 
 /**

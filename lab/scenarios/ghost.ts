@@ -8,7 +8,7 @@ import { installObserver, readObserver } from '../proxy/observe-nft.js';
 import { syncKubeProxy } from '../proxy/kube-proxy-nft.js';
 import { runIn } from '../sys/exec.js';
 import { countKept, entryIdsOf } from '../measure/entry-ids.js';
-import { openNetlink, type NativeNetlink } from '../../native/lib/index.js';
+import { openNetlink, type NativeNetlink } from 'netlink-native';
 import { NetnsProcess } from '../sys/netns-process.js';
 import { applyTopology, sweepStaleNamespaces, type LiveTopology } from '../topology/apply.js';
 import { controlAddressFor, nodeControlAddress } from '../topology/cluster.js';

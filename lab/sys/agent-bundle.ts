@@ -8,10 +8,11 @@ import { REPO_ROOT } from './netns-process.js';
  * hundreds of files. In the QEMU guest (TCG, the host tree read over 9p) agents started
  * through tsx did not report ready within 180 s; this is the same code, compiled on the host.
  *
- * It lives inside the repository (`.vm-cache/`, git-ignored) because the addon loader finds
- * `native/build/Release/netlink_native.node` by walking up from the loading file; the guest
- * sees it read-only over 9p. Rebuilt only when a source file or the lock file is newer. The
- * lab (lab/) is left out: the CLI loads it at run time only, and the agent never does.
+ * It lives inside the repository (`.vm-cache/`, git-ignored) because the addon loader, inlined
+ * here, finds `native/build/Release/netlink_native.node` through the `netlink-native` package
+ * Node resolves from the bundle (node_modules/netlink-native -> native/); the guest sees it
+ * read-only over 9p. Rebuilt only when a source file or the lock file is newer. The
+ * lab (lab/) is left out: the CLI imports it lazily and the agent never does.
  */
 export const AGENT_BUNDLE = join(REPO_ROOT, '.vm-cache', 'lab', 'conndrain.mjs');
 
@@ -52,6 +53,8 @@ export function buildAgentBundle(): Promise<string> {
       platform: 'node',
       format: 'esm',
       target: 'node20',
+      // netlink-native from its TypeScript sources (as the tests run it), not its dist/
+      conditions: ['conndrain-source'],
       outfile: temporary,
       banner: { js: REQUIRE_BANNER },
       external: ['esbuild'],

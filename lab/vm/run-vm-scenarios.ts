@@ -35,7 +35,7 @@ export async function runVmScenarios(scenarios: readonly VmScenario[], log: (mes
     const agentBundle = await buildAgentBundle();
     const files: Record<string, string> = {};
     for (const name of await readdir(bundleDir)) files[name] = await readFile(join(bundleDir, name), 'utf8');
-    const result = await runInGuest({ command: `node --import tsx lab/vm/guest-main.ts ${scenarios.join(' ')}`, files, timeoutMs, memoryMb: 3072, env: { CONNDRAIN_LAB_VM_WITH: process.env.CONNDRAIN_LAB_VM_WITH ?? '1', CONNDRAIN_LAB_AGENT_BUNDLE: agentBundle } });
+    const result = await runInGuest({ command: `node --conditions=conndrain-source --import tsx lab/vm/guest-main.ts ${scenarios.join(' ')}`, files, timeoutMs, memoryMb: 3072, env: { CONNDRAIN_LAB_VM_WITH: process.env.CONNDRAIN_LAB_VM_WITH ?? '1', CONNDRAIN_LAB_AGENT_BUNDLE: agentBundle } });
     for (const line of result.output.split('\n')) if (line.startsWith('[guest +')) log(line);
     const text = result.files['results.jsonl'] ?? '';
     const lines = text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as VmScenarioLine);

@@ -1,7 +1,10 @@
 /**
- * Loads the compiled addon (`native/build/Release/netlink_native.node`) and turns its errors
- * into NetlinkError. Works from the TypeScript sources (tsx) and from compiled `dist/`: the
- * .node file is found by walking up from this file to the package root. Linux only.
+ * Loads the compiled addon and turns its errors into NetlinkError. The `.node` file is found
+ * from the package root: `<root>/build/Release/netlink_native.node`, where <root> is the
+ * directory above this file (lib/ when run from the TypeScript sources, dist/ when compiled),
+ * else the directory of the `netlink-native` package Node resolves from here (a bundle that
+ * inlined this file). Override, for tests and bundles: the NETLINK_NATIVE_ADDON environment
+ * variable (a path to a .node file), read here only. Linux only.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -33,18 +36,27 @@ export interface RawAddon {
   ops(): string[];
 }
 
-const ADDON_PATH = join('native', 'build', 'Release', 'netlink_native.node');
+const ADDON_PATH = join('build', 'Release', 'netlink_native.node');
 
-/** The package root: the first directory above this file that holds the built addon. */
-function findAddon(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, ADDON_PATH);
-    if (existsSync(candidate)) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
+/** Where the addon is expected: the override, else the package root(s). */
+function addonCandidates(): string[] {
+  // eslint-disable-next-line no-restricted-properties -- the one documented override of the loader
+  const override = process.env.NETLINK_NATIVE_ADDON;
+  if (override !== undefined && override !== '') return [override];
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, '..', ADDON_PATH)];
+  try {
+    candidates.push(join(dirname(createRequire(import.meta.url).resolve('netlink-native/package.json')), ADDON_PATH));
+  } catch {
+    // not resolvable from here: the package root above is the only place
   }
+  return [...new Set(candidates)];
+}
+
+/** The first candidate that exists, and every place looked at. */
+function findAddon(): { path?: string; looked: string[] } {
+  const looked = addonCandidates();
+  return { path: looked.find((p) => existsSync(p)), looked };
 }
 
 let cached: RawAddon | undefined;
@@ -55,9 +67,9 @@ export function loadAddon(): RawAddon {
   if (process.platform !== 'linux') {
     throw new NetlinkError('load', constants.errno.ENOTSUP ?? 95, 'ENOTSUP', `netlink-native works only on Linux (netlink sockets); this is ${process.platform}`);
   }
-  const path = findAddon();
+  const { path, looked } = findAddon();
   if (path === undefined) {
-    throw new NetlinkError('load', constants.errno.ENOENT, 'ENOENT', `the native addon is not built (${ADDON_PATH} not found above ${dirname(fileURLToPath(import.meta.url))}); run \`npm run build:native\` (needs build-essential and python3)`);
+    throw new NetlinkError('load', constants.errno.ENOENT, 'ENOENT', `the native addon is not built (not found: ${looked.join(', ')}); run \`npm run build:native\` (needs build-essential and python3)`);
   }
   const require = createRequire(import.meta.url);
   cached = require(path) as RawAddon;

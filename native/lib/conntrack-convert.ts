@@ -38,6 +38,9 @@ export interface RawDeleteResult extends Omit<DeleteConntrackResult, 'byProtocol
   /** Keyed by IP protocol number. */
   byProtocol: Record<string, DeleteCountsByProtocol>;
   firstErrno: number;
+  /** ENOENT answers re-checked by GET, and how many of those entries were still present (counted failed). */
+  rechecked: number;
+  stillPresent: number;
   sends: number;
   ackOverruns: number;
   resent: number;
@@ -72,6 +75,8 @@ export interface ConntrackFillSpec {
   /** TCP or SCTP state name (`ESTABLISHED`...). */
   state?: string;
   zone?: number;
+  /** Which direction(s) `zone` covers: both (default, CTA_ZONE), or one (`--orig-zone` / `--reply-zone`). */
+  zoneDirection?: 'both' | 'original' | 'reply';
   mark?: number;
   timeout?: number;
   /** `IPS_*` names to set (`ASSURED`, `SEEN_REPLY`, ...). */
@@ -91,10 +96,13 @@ export interface ConntrackFillResult {
   ms: number;
 }
 
+const ZONE_DIRECTIONS = { original: 1, reply: 2, both: 3 } as const;
+
 export function toRawFillSpec(spec: ConntrackFillSpec): Record<string, unknown> {
   const protocol = PROTOCOL_NUMBERS[spec.protocol];
-  const { state, statusFlags, dnat, ...rest } = spec;
+  const { state, statusFlags, dnat, zoneDirection, ...rest } = spec;
   const raw: Record<string, unknown> = { ...rest, protocol };
+  if (zoneDirection !== undefined) raw.zoneDir = ZONE_DIRECTIONS[zoneDirection];
   if (dnat === true) raw.dnat = 1;
   if (state !== undefined) {
     const n = stateNumber(protocol, state);

@@ -18,7 +18,10 @@ export interface CheckedEntryRef {
   family: 4 | 6;
   protocolNumber: number;
   original: ConntrackTuple;
+  /** Sent as CTA_ZONE: the original direction's zone id. */
   zone: number;
+  /** A second zone the ENOENT re-check GETs (the ref did not say its zone's direction). */
+  recheckZone?: number;
   id?: number;
 }
 
@@ -56,9 +59,14 @@ function checkOne(op: string, e: unknown, i: number): CheckedEntryRef {
     if (!isInt(o.icmpType, 0, 255) || !isInt(o.icmpCode, 0, 255) || !isInt(o.icmpId, 0, 65535)) throw invalid(op, `${at}.original needs icmpType, icmpCode and icmpId`);
     Object.assign(out, { icmpType: o.icmpType, icmpCode: o.icmpCode, icmpId: o.icmpId });
   }
-  if (ref.zone !== undefined && !isInt(ref.zone, 0, 65535)) throw invalid(op, `${at}.zone must be an integer in 0..65535`);
+  for (const field of ['zone', 'origZone', 'replyZone'] as const) {
+    if (ref[field] !== undefined && !isInt(ref[field], 0, 65535)) throw invalid(op, `${at}.${field} must be an integer in 0..65535`);
+  }
   if (ref.id !== undefined && !isInt(ref.id, 0, 0xffffffff)) throw invalid(op, `${at}.id must be an integer in 0..2^32-1`);
-  return { family: ref.family, protocolNumber: p, original: out, zone: ref.zone ?? 0, ...(ref.id === undefined ? {} : { id: ref.id }) };
+  const zone = ref.origZone ?? ref.zone ?? 0;
+  // Without origZone a non-zero `zone` may have been a reply-only zone (looked up in zone 0).
+  const recheckZone = ref.origZone === undefined && zone !== 0 ? 0 : undefined;
+  return { family: ref.family, protocolNumber: p, original: out, zone, ...(recheckZone === undefined ? {} : { recheckZone }), ...(ref.id === undefined ? {} : { id: ref.id }) };
 }
 
 export function checkEntryRefs(op: string, entries: unknown): CheckedEntryRef[] {

@@ -15,6 +15,8 @@ const ORIGINAL = 24;
 const REPLY = ORIGINAL + TUPLE_SIZE;
 const HAS_PORTS = 1;
 const HAS_ICMP = 2;
+const ZONE_ORIGINAL = 16;
+const ZONE_REPLY = 32;
 
 /** Address text per IPv4 address seen in this decode (a dump repeats few addresses many times). */
 type V4Names = Map<number, string>;
@@ -52,6 +54,7 @@ export function decodeEntryRecords(records: ArrayBuffer): ConntrackEntry[] {
     const protocolNumber = bytes[at + 1] ?? 0;
     const flags = bytes[at + 5] ?? 0;
     const status = view.getUint32(at + 8, true);
+    const zone = view.getUint16(at + 6, true);
     const entry: ConntrackEntry = {
       family: family as IpFamily,
       protocol: protocolName(protocolNumber),
@@ -60,7 +63,9 @@ export function decodeEntryRecords(records: ArrayBuffer): ConntrackEntry[] {
       reply: tupleAt(bytes, view, at + REPLY, family, flags >> 2, v4),
       timeout: view.getUint32(at + 12, true),
       mark: view.getUint32(at + 16, true),
-      zone: view.getUint16(at + 6, true),
+      zone,
+      origZone: flags & ZONE_ORIGINAL ? zone : 0,
+      replyZone: flags & ZONE_REPLY ? zone : 0,
       status,
       statusFlags: statusFlagNames(status),
       id: view.getUint32(at + 20, true),

@@ -6,7 +6,8 @@
  * handle run one after the other.
  */
 import { loadAddon, toNetlinkError, type RawAddon, type RawHandle, type RawOpenOptions } from './addon.js';
-import { toDeleteResult, toRawFillSpec, toRawFilter, type ConntrackFillResult, type ConntrackFillSpec, type RawDeleteResult, type RawListResult } from './conntrack-convert.js';
+import { toDeleteResult, toRawFilter, type RawDeleteResult, type RawListResult } from './conntrack-convert.js';
+import { diagnosticsOf, registerInternals, type RawDeleteEntriesResult } from './native-internals.js';
 import { checkEventsOptions } from './conntrack-events-common.js';
 import { NativeConntrackEvents } from './conntrack-events-native.js';
 import { checkEntryRefs, protocolKey } from './conntrack-entry-refs.js';
@@ -42,8 +43,8 @@ import type {
 
 export * from './types.js';
 export type { ConntrackFillSpec, ConntrackFillResult, RawDeleteResult, RawListResult } from './conntrack-convert.js';
+export type { RawDeleteEntriesResult } from './native-internals.js';
 
-/** Knobs beyond OpenOptions; the small-buffer ones are test support for edge paths. */
 /** What ct_scan answers. */
 export interface RawScanResult extends RawListResult {
   statusSkipped: number;
@@ -53,32 +54,16 @@ export interface RawScanResult extends RawListResult {
   batches: number;
 }
 
-/** What ct_delete_tuples answers: the public counts (byProtocol keyed by number) plus diagnostics. */
-export interface RawDeleteEntriesResult {
-  deleted: number;
-  alreadyGone: number;
-  failed: number;
-  firstErrno: number;
-  byProtocol: Record<string, DeleteCountsByProtocol>;
-  sends: number;
-  ackOverruns: number;
-  resent: number;
-  ms: number;
-}
-
 export type NativeOpenOptions = OpenOptions & Omit<RawOpenOptions, 'netns'>;
 
 export class NativeNetlink implements NetlinkApi {
-  /** Diagnostics of the last deleteConntrack (batches, ACK overruns, resends...), for tests/benches. */
-  lastDelete: RawDeleteResult | undefined;
-  /** Diagnostics of the last deleteConntrackEntries (sends, ACK overruns, resends, first errno). */
-  lastDeleteEntries: RawDeleteEntriesResult | undefined;
-
   private constructor(
     private readonly addon: RawAddon,
     private readonly handle: RawHandle,
     private readonly netns: string | undefined,
-  ) {}
+  ) {
+    registerInternals(this, { invoke: (op, native, args) => this.invoke(op, native, args), diagnostics: {} });
+  }
 
   static open(options: NativeOpenOptions = {}): NativeNetlink {
     const addon = loadAddon();
@@ -100,7 +85,7 @@ export class NativeNetlink implements NetlinkApi {
   async deleteConntrack(options: DeleteConntrackOptions): Promise<DeleteConntrackResult> {
     const checked = checkDeleteOptions('deleteConntrack', options);
     const raw = await this.invoke<RawDeleteResult>('deleteConntrack', 'ct_delete', { ...toRawFilter(checked), dryRun: checked.dryRun });
-    this.lastDelete = raw;
+    diagnosticsOf(this).lastDelete = raw;
     return toDeleteResult(raw);
   }
 
@@ -108,7 +93,7 @@ export class NativeNetlink implements NetlinkApi {
     const checked = checkEntryRefs('deleteConntrackEntries', entries);
     if (checked.length === 0) return { deleted: 0, alreadyGone: 0, failed: 0, byProtocol: {}, ms: 0 };
     const raw = await this.invoke<RawDeleteEntriesResult>('deleteConntrackEntries', 'ct_delete_tuples', { entries: checked });
-    this.lastDeleteEntries = raw;
+    diagnosticsOf(this).lastDeleteEntries = raw;
     const byProtocol: Record<string, DeleteCountsByProtocol> = {};
     for (const [n, counts] of Object.entries(raw.byProtocol)) byProtocol[protocolKey(Number(n))] = counts;
     return { deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, byProtocol, ms: raw.ms };
@@ -131,18 +116,6 @@ export class NativeNetlink implements NetlinkApi {
     return { entries: [], ...counts };
   }
 
-  /** BENCH SUPPORT: one full dump pass parsed in C, nothing built in JavaScript (`ct_list` with limit 0). */
-  async dumpPassOnly(): Promise<{ scanned: number; ms: number; userMs: number; sysMs: number }> {
-    const raw = await this.invoke<RawListResult>('listConntrack', 'ct_list', { limit: 0 });
-    return { scanned: raw.scanned, ms: raw.ms, userMs: raw.userMs, sysMs: raw.sysMs };
-  }
-
-  /** BENCH SUPPORT: one full dump pass that only receives and counts the messages (nothing parsed): the kernel's part, the floor of any pass. */
-  async receivePassOnly(): Promise<{ scanned: number; ms: number; userMs: number; sysMs: number }> {
-    const raw = await this.invoke<RawListResult>('listConntrack', 'ct_list', { limit: 0, parse: 0 });
-    return { scanned: raw.scanned, ms: raw.ms, userMs: raw.userMs, sysMs: raw.sysMs };
-  }
-
   async conntrackStats(): Promise<ConntrackStats> {
     return this.invoke<ConntrackStats>('conntrackStats', 'ct_stats', {});
   }
@@ -151,18 +124,6 @@ export class NativeNetlink implements NetlinkApi {
    * in this handle's network namespace. See ConntrackEventIndex. */
   async openConntrackEvents(options?: ConntrackEventsOptions): Promise<ConntrackEventIndex> {
     return NativeConntrackEvents.open(this.addon, this.netns, checkEventsOptions(options));
-  }
-
-  /** TEST AND BENCH SUPPORT (not in NetlinkApi): creates entries with batched IPCTNL_MSG_CT_NEW. */
-  async insertConntrackForTest(specs: ConntrackFillSpec[]): Promise<ConntrackFillResult> {
-    const entries = specs.map(toRawFillSpec);
-    return this.invoke<ConntrackFillResult>('insertConntrackForTest', 'ct_insert', { entries });
-  }
-
-  /** Test support: the raw list result (scanned count, buffer growths...). */
-  async listConntrackRaw(options?: ListConntrackOptions): Promise<RawListResult> {
-    const checked = checkListOptions('listConntrack', options);
-    return this.invoke<RawListResult>('listConntrack', 'ct_list', { ...toRawFilter(checked), ...(checked.limit !== undefined ? { limit: checked.limit } : {}) });
   }
 
   // IPVS: each method delegates to an `ipvs_*` op of the addon through NativeIpvs
@@ -210,3 +171,6 @@ export class NativeNetlink implements NetlinkApi {
 export function openNetlink(options: NativeOpenOptions = {}): NativeNetlink {
   return NativeNetlink.open(options);
 }
+
+/** IPVS key text forms and checks (pure; no addon needed). */
+export { canonicalAddress, formatDestinationKey, formatServiceKey, ipvsFlagNames, parseDestinationKey, parseServiceKey, sameDestinationKey, sameServiceKey } from './ipvs-keys.js';

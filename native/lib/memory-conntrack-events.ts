@@ -27,7 +27,7 @@ const STANDIN_BYTES_PER_FLOW = 256;
 
 function flowKey(e: ConntrackEntry): string {
   const o = e.original;
-  return [e.family, e.protocolNumber, e.zone, o.src, o.dst, o.srcPort ?? '', o.dstPort ?? '', o.icmpId ?? '', o.icmpType ?? '', o.icmpCode ?? ''].join('|');
+  return [e.family, e.protocolNumber, e.origZone ?? e.zone, o.src, o.dst, o.srcPort ?? '', o.dstPort ?? '', o.icmpId ?? '', o.icmpType ?? '', o.icmpCode ?? ''].join('|');
 }
 
 export class MemoryConntrackEvents implements ConntrackEventIndex {
@@ -130,7 +130,7 @@ export class MemoryConntrackEvents implements ConntrackEventIndex {
           continue;
         }
         this.counters.gets++;
-        const now = this.table.getByOriginal(entry.protocolNumber, entry.zone, entry.original);
+        const now = this.table.getByOriginal(entry.protocolNumber, entry.origZone ?? entry.zone, entry.original);
         if (now === undefined || now.id !== entry.id) {
           this.flows.delete(flowKey(entry));
           continue;
@@ -151,7 +151,7 @@ export class MemoryConntrackEvents implements ConntrackEventIndex {
       const result: ConntrackDeleteIndexedResult = { fresh: !this.stale && wanted.every((a) => this.watched.has(a)), deleted: 0, alreadyGone: 0, failed: 0, byProtocol: {}, ms: 0 };
       for (const entry of this.of(wanted)) {
         this.flows.delete(flowKey(entry));
-        const now = this.table.getByOriginal(entry.protocolNumber, entry.zone, entry.original);
+        const now = this.table.getByOriginal(entry.protocolNumber, entry.origZone ?? entry.zone, entry.original);
         if (now !== undefined && now.id === entry.id && this.table.expire(now.id)) result.deleted++;
         else result.alreadyGone++;
         result.byProtocol[entry.protocol] = (result.byProtocol[entry.protocol] ?? 0) + 1;

@@ -8,7 +8,7 @@ import { addressKey } from './conntrack-address.js';
 import type { ConntrackFillResult, ConntrackFillSpec } from './conntrack-convert.js';
 import { expandFillSpec } from './conntrack-fill.js';
 import { PROTOCOL_NUMBERS, protocolName, statusBits, statusFlagNames } from './conntrack-names.js';
-import { checkEntryRefs, countByProtocol } from './conntrack-entry-refs.js';
+import { checkEntryRefs, countByProtocol, type CheckedEntryRef } from './conntrack-entry-refs.js';
 import { checkScanOptions, DEFAULT_SCAN_BATCH, IPS_DST_NAT, ownedMatcher } from './conntrack-scan.js';
 import { checkDeleteOptions, checkListOptions, type CheckedFilter } from './conntrack-validate.js';
 import { MemoryConntrackEvents } from './memory-conntrack-events.js';
@@ -34,6 +34,16 @@ const STATEFUL = new Set([6, 132]);
 
 function tupleKey(protocolNumber: number, zone: number, t: ConntrackTuple): string {
   return [protocolNumber, zone, addressKey(t.src), addressKey(t.dst), t.srcPort ?? '', t.dstPort ?? ''].join('|');
+}
+
+/** The kernel's hash keys of an entry: each direction's tuple with that direction's zone id. */
+function entryKeys(e: ConntrackEntry): [string, string] {
+  return [tupleKey(e.protocolNumber, e.origZone ?? e.zone, e.original), tupleKey(e.protocolNumber, e.replyZone ?? e.zone, e.reply)];
+}
+
+/** An entry's zone per direction (the kernel: one id, covering both directions or one). */
+function zonesOf(zone: number, direction: 'both' | 'original' | 'reply' = 'both'): Pick<ConntrackEntry, 'zone' | 'origZone' | 'replyZone'> {
+  return { zone, origZone: direction === 'reply' ? 0 : zone, replyZone: direction === 'original' ? 0 : zone };
 }
 
 export interface MemoryConntrackOptions {
@@ -66,12 +76,14 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
     const status = (entry.status | IPS_CONFIRMED) >>> 0;
     const full: ConntrackEntry = {
       ...entry,
+      origZone: entry.origZone ?? entry.zone,
+      replyZone: entry.replyZone ?? entry.zone,
       protocol: protocolName(entry.protocolNumber),
       status,
       statusFlags: statusFlagNames(status),
       id: this.nextId++,
     };
-    const keys = [tupleKey(full.protocolNumber, full.zone, full.original), tupleKey(full.protocolNumber, full.zone, full.reply)];
+    const keys = entryKeys(full);
     if (keys.some((k) => this.byTuple.has(k))) throw Object.assign(new Error('entry exists'), { errno: constants.errno.EEXIST });
     this.table.set(full.id, full);
     for (const k of keys) this.byTuple.set(k, full.id);
@@ -94,7 +106,7 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
   getByOriginal(protocolNumber: number, zone: number, original: ConntrackTuple): ConntrackEntry | undefined {
     const id = this.byTuple.get(tupleKey(protocolNumber, zone, original));
     const entry = id === undefined ? undefined : this.table.get(id);
-    return entry === undefined || tupleKey(entry.protocolNumber, entry.zone, entry.original) !== tupleKey(protocolNumber, zone, original) ? undefined : structuredClone(entry);
+    return entry === undefined || entryKeys(entry)[0] !== tupleKey(protocolNumber, zone, original) ? undefined : structuredClone(entry);
   }
 
   /** Event subscription (what ctnetlink multicasts); returns the unsubscribe function. */
@@ -130,7 +142,7 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
             state: STATEFUL.has(protocolNumber) ? (spec.state ?? 'NONE') : undefined,
             timeout: spec.timeout ?? 600,
             mark: spec.mark ?? 0,
-            zone: spec.zone ?? 0,
+            ...zonesOf(spec.zone ?? 0, spec.zoneDirection),
             status: statusBits([...(spec.statusFlags ?? []), ...(spec.dnat === true ? ['DST_NAT', 'SRC_NAT_DONE', 'DST_NAT_DONE'] : [])]),
           });
           result.created++;
@@ -148,8 +160,7 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
     const entry = this.table.get(id);
     if (entry === undefined) return false;
     this.table.delete(id);
-    this.byTuple.delete(tupleKey(entry.protocolNumber, entry.zone, entry.original));
-    this.byTuple.delete(tupleKey(entry.protocolNumber, entry.zone, entry.reply));
+    for (const key of entryKeys(entry)) this.byTuple.delete(key);
     this.emit('destroy', entry);
     return true;
   }
@@ -174,8 +185,10 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
         const entry = id === undefined ? undefined : this.table.get(id);
         const gone = entry === undefined || entry.family !== ref.family || (ref.id !== undefined && entry.id !== ref.id);
         if (gone || !this.expire(entry.id)) {
-          result.alreadyGone++;
-          countByProtocol(result.byProtocol, ref.protocolNumber, 'alreadyGone');
+          // ENOENT: the addon re-checks with a GET (ref.zone, and recheckZone) before "already gone".
+          const outcome = this.stillPresent(ref) ? 'failed' : 'alreadyGone';
+          result[outcome]++;
+          countByProtocol(result.byProtocol, ref.protocolNumber, outcome);
         } else {
           result.deleted++;
           countByProtocol(result.byProtocol, ref.protocolNumber, 'deleted');
@@ -184,6 +197,15 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
       result.ms = performance.now() - started;
       return result;
     });
+  }
+
+  /** The addon's ENOENT re-check: a GET by the original tuple in each zone the ref allows. */
+  private stillPresent(ref: CheckedEntryRef): boolean {
+    for (const zone of ref.recheckZone === undefined ? [ref.zone] : [ref.zone, ref.recheckZone]) {
+      const found = this.getByOriginal(ref.protocolNumber, zone, ref.original);
+      if (found !== undefined && found.family === ref.family && (ref.id === undefined || found.id === ref.id)) return true;
+    }
+    return false;
   }
 
   scanDnatEntries(options: ScanDnatOptions): Promise<ScanDnatResult> {

@@ -35,7 +35,7 @@ export interface DeleteConntrackResult {
   matched: number;
   /** Entries the kernel acknowledged as deleted. */
   deleted: number;
-  /** Deletes answered ENOENT: the entry expired or was removed meanwhile. */
+  /** Deletes answered ENOENT and a GET then confirmed the entry gone: it expired or was removed meanwhile. */
   alreadyGone: number;
   /** Deletes that failed for another reason (never silently dropped). */
   failed: number;
@@ -54,8 +54,20 @@ export interface ConntrackEntryRef {
   family: IpFamily;
   protocolNumber: number;
   original: ConntrackTuple;
-  /** Conntrack zone (0 when absent). */
+  /**
+   * Conntrack zone id (0 when absent). Alone it means a zone of both directions (CTA_ZONE);
+   * with origZone it is only informative.
+   */
   zone?: number;
+  /**
+   * The zone id of the entry's ORIGINAL direction (listConntrack's `origZone`): what the
+   * kernel's lookup by the original tuple matches. 0 for an entry whose zone covers only the
+   * reply direction (`--reply-zone`). When absent, `zone` is used, and an ENOENT answer is
+   * re-checked in zone 0 too (the direction was not said).
+   */
+  origZone?: number;
+  /** The zone id of the reply direction (informative; the delete needs only origZone). */
+  replyZone?: number;
   /** The kernel's entry id (CTA_ID); recommended. */
   id?: number;
 }
@@ -69,7 +81,7 @@ export interface DeleteCountsByProtocol {
 export interface DeleteConntrackEntriesResult {
   /** Entries the kernel acknowledged as deleted. */
   deleted: number;
-  /** Answered ENOENT: expired, deleted by someone else, or (with `id`) the tuple now belongs to a newer entry. */
+  /** Answered ENOENT and a GET of the tuple confirmed it: expired, deleted by someone else, or (with `id`) the tuple now belongs to a newer entry. An ENOENT for an entry still there (wrong zone) is `failed`. */
   alreadyGone: number;
   /** Deletes that failed for another reason. */
   failed: number;
@@ -102,7 +114,16 @@ export interface ConntrackEntry {
   /** Seconds until the entry expires. */
   timeout: number;
   mark: number;
+  /**
+   * The entry's conntrack zone id (0: the default zone). An entry has one zone that covers
+   * both directions (`conntrack --zone`, CTA_ZONE) or only one (`--orig-zone` / `--reply-zone`,
+   * CTA_TUPLE_ZONE, as OVS/OVN use): origZone and replyZone say the id per direction (0 where
+   * the zone does not apply). Both are always set by the addon and the stand-in (optional in
+   * the type only so that hand-made entries of older code still fit).
+   */
   zone: number;
+  origZone?: number;
+  replyZone?: number;
   /** Raw `IPS_*` status bits, and their names (`ASSURED`, `SEEN_REPLY`, `DST_NAT`, ...). */
   status: number;
   statusFlags: string[];

@@ -7,9 +7,10 @@
  *   entry EXCEPT that address; and a filtered IPCTNL_MSG_CT_DELETE (flush) only exists from
  *   6.12 and reports no count. Instead one unfiltered dump (AF_UNSPEC: both families) is
  *   matched here against a hash set of addresses, protocols and the zone.
- * - ctnetlink_del_conntrack() looks the entry up with the zone parsed from CTA_ZONE
- *   (ctnetlink_parse_zone): a delete in a non-default zone fails with ENOENT unless CTA_ZONE
- *   is echoed. It also compares CTA_ID with nf_ct_get_id() and answers ENOENT on mismatch,
+ * - ctnetlink_del_conntrack() looks the entry up by the zone id of its ORIGINAL direction
+ *   (CTA_ZONE, or a CTA_TUPLE_ZONE in the original tuple; both together, non-zero, are
+ *   EINVAL): see ct_parse.h for directional zones and add_delete() for what is echoed. An
+ *   ENOENT is re-checked by GET before it counts as already gone (a wrong zone also says ENOENT). It also compares CTA_ID with nf_ct_get_id() and answers ENOENT on mismatch,
  *   so a new entry that reuses the tuple (IP reuse by a live pod) is never deleted.
  * - ctnetlink_del_conntrack() FLUSHES THE TABLE when the request carries neither
  *   CTA_TUPLE_ORIG nor CTA_TUPLE_REPLY (ctnetlink_flush_conntrack). A delete is therefore only
@@ -21,6 +22,7 @@
  *   32 KiB); a smaller buffer truncates them. nl_recv() peeks sizes and never truncates.
  */
 #include "conntrack.h"
+#include "ct_tuple_delete.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -277,18 +279,18 @@ struct delete_ctx {
 	int dry_run;
 	struct nl_batch batch;
 	struct ct_delete_result *r;
-	uint8_t *protos;      /* batch message -> IP protocol number (by_proto counts) */
-	size_t protos_cap;
+	struct ct_tuple_delete *sent;  /* batch message -> what it deleted (counts, re-check) */
+	size_t sent_cap;
+	struct ct_tuple_delete *enoent; /* deletes answered ENOENT, re-checked after the pass */
+	uint8_t *enoent_resent;
+	size_t n_enoent, enoent_cap;
 };
 
-static void delete_ack(size_t index, int error, int resent, void *p)
+static void count_delete(struct ct_delete_result *r, uint8_t proto, int error, int resent)
 {
-	struct delete_ctx *ctx = p;
-	struct ct_delete_result *r = ctx->r;
-	struct ct_delete_counts *pc = &r->by_proto[index < ctx->protos_cap ? ctx->protos[index] : 0];
+	struct ct_delete_counts *pc = &r->by_proto[proto];
 
 	if (error == 0 || (error == -ENOENT && resent)) {
-		/* ENOENT on a resend after a lost ACK: taken by our first delete. */
 		r->deleted++;
 		pc->deleted++;
 	} else if (error == -ENOENT) {
@@ -302,6 +304,63 @@ static void delete_ack(size_t index, int error, int resent, void *p)
 	}
 }
 
+static void delete_ack(size_t index, int error, int resent, void *p)
+{
+	struct delete_ctx *ctx = p;
+	const struct ct_tuple_delete *d = index < ctx->sent_cap ? &ctx->sent[index] : NULL;
+
+	if (error == -ENOENT && d) {
+		/* Gone, or not found in the zone we named: a GET decides after the pass. */
+		if (ctx->n_enoent >= ctx->enoent_cap) {
+			size_t cap = ctx->enoent_cap ? ctx->enoent_cap * 2 : 64;
+			struct ct_tuple_delete *e = realloc(ctx->enoent, cap * sizeof(*e));
+			uint8_t *rs = e ? realloc(ctx->enoent_resent, cap) : NULL;
+			if (e)
+				ctx->enoent = e;
+			if (!e || !rs) {
+				count_delete(ctx->r, d->orig.proto, -ENOMEM, 0);
+				return;
+			}
+			ctx->enoent_resent = rs;
+			ctx->enoent_cap = cap;
+		}
+		ctx->enoent_resent[ctx->n_enoent] = (uint8_t)resent;
+		ctx->enoent[ctx->n_enoent++] = *d;
+		return;
+	}
+	count_delete(ctx->r, d ? d->orig.proto : 0, error, resent);
+}
+
+/* The re-check of every ENOENT answer (ct_recheck_gone): gone = already gone, else failed. */
+static int settle_enoent(struct delete_ctx *ctx)
+{
+	struct ct_delete_result *r = ctx->r;
+	int *state;
+	int err;
+
+	if (ctx->n_enoent == 0)
+		return 0;
+	state = malloc(ctx->n_enoent * sizeof(*state));
+	if (!state)
+		return -ENOMEM;
+	err = ct_recheck_gone(ctx->c, ctx->enoent, ctx->n_enoent, state);
+	r->rechecked += ctx->n_enoent;
+	for (size_t k = 0; k < ctx->n_enoent; k++) {
+		uint8_t proto = ctx->enoent[k].orig.proto;
+		if (err == 0 && state[k] == 0) {
+			count_delete(r, proto, ctx->enoent_resent[k] ? 0 : -ENOENT, ctx->enoent_resent[k]);
+		} else {
+			if (state[k] == 1)
+				r->still_present++;
+			/* EEXIST: the kernel said ENOENT, yet the entry is there (e.g. a wrong zone). */
+			count_delete(r, proto, err < 0 ? err : state[k] < 0 ? state[k] : -EEXIST, 0);
+		}
+	}
+	ctx->n_enoent = 0;
+	free(state);
+	return 0;
+}
+
 static int flush_deletes(struct delete_ctx *ctx)
 {
 	if (ctx->batch.count == 0)
@@ -309,32 +368,43 @@ static int flush_deletes(struct delete_ctx *ctx)
 	return nl_batch_flush(&ctx->c->req, &ctx->batch, ctx->c->delete_batch, delete_ack, ctx, &ctx->r->batch);
 }
 
-/* Remembers the protocol of the next batch message (for the per-protocol counts). */
-static int note_proto(struct delete_ctx *ctx, uint8_t proto)
+/* Remembers what the next batch message deletes (for the counts and the ENOENT re-check). */
+static int note_sent(struct delete_ctx *ctx, const struct ct_entry *e)
 {
 	size_t i = ctx->batch.count;
+	struct ct_tuple_delete *d;
 
-	if (i >= ctx->protos_cap) {
-		size_t cap = ctx->protos_cap ? ctx->protos_cap * 2 : 256;
-		uint8_t *p;
+	if (i >= ctx->sent_cap) {
+		size_t cap = ctx->sent_cap ? ctx->sent_cap * 2 : 256;
+		struct ct_tuple_delete *p;
 		while (cap <= i)
 			cap *= 2;
-		p = realloc(ctx->protos, cap);
+		p = realloc(ctx->sent, cap * sizeof(*p));
 		if (!p)
 			return -ENOMEM;
-		ctx->protos = p;
-		ctx->protos_cap = cap;
+		ctx->sent = p;
+		ctx->sent_cap = cap;
 	}
-	ctx->protos[i] = proto;
+	d = &ctx->sent[i];
+	memset(d, 0, sizeof(*d));
+	d->family = e->family;
+	d->orig = e->orig;
+	d->zone = ct_entry_orig_zone(e);
+	d->alt_zone = -1;
+	d->has_id = e->has_id;
+	d->id = e->id;
 	return 0;
 }
 
-/* Builds IPCTNL_MSG_CT_DELETE for one entry: its original tuple exactly as the kernel sent it,
- * CTA_ZONE (even for zone 0) and CTA_ID. */
+/* Builds IPCTNL_MSG_CT_DELETE for one entry: its original tuple exactly as the kernel sent it
+ * (with its CTA_TUPLE_ZONE when the zone covers only the original direction), CTA_ZONE with
+ * the id of a zone that covers both directions (else 0: a tuple zone and a non-zero CTA_ZONE
+ * together are EINVAL, and a reply-only zone is looked up in zone 0; see ct_parse.h) and CTA_ID. */
 static int add_delete(struct delete_ctx *ctx, const struct ct_entry *e)
 {
 	struct nl_batch *b = &ctx->batch;
 	size_t off;
+	uint16_t zone = e->zone_dir == (CT_ZONE_DIR_ORIG | CT_ZONE_DIR_REPLY) ? e->zone : 0;
 
 	/* Never without the tuple: ctnetlink_del_conntrack() would flush the whole table. */
 	if (!e->orig_attr || e->orig_attr->nla_len <= NLA_HDRLEN)
@@ -342,7 +412,7 @@ static int add_delete(struct delete_ctx *ctx, const struct ct_entry *e)
 	off = nl_batch_msg_begin(b, CT_TYPE(IPCTNL_MSG_CT_DELETE), 0);
 	put_nfgen(&b->msgs, e->family == 6 ? AF_INET6 : AF_INET, 0);
 	nl_put(&b->msgs, e->orig_attr, e->orig_attr->nla_len);
-	nl_attr_put_be16(&b->msgs, CTA_ZONE, e->zone);
+	nl_attr_put_be16(&b->msgs, CTA_ZONE, zone);
 	if (e->has_id)
 		nl_attr_put_be32(&b->msgs, CTA_ID, e->id);
 	return nl_batch_msg_end(b, off);
@@ -359,7 +429,7 @@ static int delete_cb(const struct ct_entry *e, void *p)
 	ctx->r->matched++;
 	if (ctx->dry_run)
 		return 0;
-	err = note_proto(ctx, e->orig.proto);
+	err = note_sent(ctx, e);
 	if (err < 0)
 		return err;
 	err = add_delete(ctx, e);
@@ -389,10 +459,15 @@ int ct_delete(struct ct_conn *c, const struct ct_filter *f, int dry_run, struct 
 		 * count as matched only what was acted on plus what the new pass matches. */
 		out->dump.restarts++;
 		out->scanned = 0;
-		out->matched = dry_run ? 0 : out->deleted + out->already_gone + out->failed;
+		out->matched = dry_run ? 0 : out->deleted + out->already_gone + out->failed + ctx.n_enoent;
 	}
+	flush_err = settle_enoent(&ctx);
+	if (err == 0)
+		err = flush_err;
 	nl_batch_free(&ctx.batch);
-	free(ctx.protos);
+	free(ctx.sent);
+	free(ctx.enoent);
+	free(ctx.enoent_resent);
 	return err;
 }
 
@@ -495,7 +570,7 @@ static void addr_add(struct ct_addr *a, uint32_t n)
 }
 
 static void put_tuple(struct nl_buf *b, uint16_t type, const struct ct_addr *src, const struct ct_addr *dst,
-		      uint8_t proto, int ports, uint16_t sport, uint16_t dport)
+		      uint8_t proto, int ports, uint16_t sport, uint16_t dport, int zone)
 {
 	size_t tuple = nl_nest_begin(b, type);
 	size_t ip = nl_nest_begin(b, CTA_TUPLE_IP);
@@ -516,6 +591,8 @@ static void put_tuple(struct nl_buf *b, uint16_t type, const struct ct_addr *src
 		nl_attr_put_be16(b, CTA_PROTO_DST_PORT, dport);
 	}
 	nl_nest_end(b, pr);
+	if (zone >= 0)
+		nl_attr_put_be16(b, CTA_TUPLE_ZONE, (uint16_t)zone);
 	nl_nest_end(b, tuple);
 }
 
@@ -553,13 +630,18 @@ static int add_insert(struct nl_batch *b, const struct ct_insert_spec *s, uint32
 	addr_add(&rsrc, i % rcount);
 	off = nl_batch_msg_begin(b, CT_TYPE(IPCTNL_MSG_CT_NEW), NLM_F_CREATE | NLM_F_EXCL);
 	put_nfgen(&b->msgs, s->orig_src.family == 6 ? AF_INET6 : AF_INET, 0);
-	put_tuple(&b->msgs, CTA_TUPLE_ORIG, &osrc, &s->orig_dst, s->proto, ports, sport, s->dst_port);
+	/* A one-direction zone is a CTA_TUPLE_ZONE in that tuple (ctnetlink_parse_tuple_zone). */
+	int both = s->zone_dir == (CT_ZONE_DIR_ORIG | CT_ZONE_DIR_REPLY);
+	int ozone = s->zone >= 0 && s->zone_dir == CT_ZONE_DIR_ORIG ? s->zone : -1;
+	int rzone = s->zone >= 0 && s->zone_dir == CT_ZONE_DIR_REPLY ? s->zone : -1;
+
+	put_tuple(&b->msgs, CTA_TUPLE_ORIG, &osrc, &s->orig_dst, s->proto, ports, sport, s->dst_port, ozone);
 	/* With dnat the reply starts as the plain inverse; nf_nat_setup_info() then rewrites it to
 	 * the target and sets IPS_DST_NAT (a reply given already translated leaves nothing to do). */
 	if (s->dnat)
-		put_tuple(&b->msgs, CTA_TUPLE_REPLY, &s->orig_dst, &osrc, s->proto, ports, s->dst_port, sport);
+		put_tuple(&b->msgs, CTA_TUPLE_REPLY, &s->orig_dst, &osrc, s->proto, ports, s->dst_port, sport, rzone);
 	else
-		put_tuple(&b->msgs, CTA_TUPLE_REPLY, &rsrc, &osrc, s->proto, ports, s->reply_src_port, sport);
+		put_tuple(&b->msgs, CTA_TUPLE_REPLY, &rsrc, &osrc, s->proto, ports, s->reply_src_port, sport, rzone);
 	nl_attr_put_be32(&b->msgs, CTA_TIMEOUT, s->timeout ? s->timeout : 600);
 	/* The entry is already confirmed when ctnetlink_change_status() applies CTA_STATUS, and
 	 * that function answers EBUSY when IPS_CONFIRMED would change: keep it set. */
@@ -582,7 +664,7 @@ static int add_insert(struct nl_batch *b, const struct ct_insert_spec *s, uint32
 	}
 	if (s->mark)
 		nl_attr_put_be32(&b->msgs, CTA_MARK, s->mark);
-	if (s->zone >= 0)
+	if (s->zone >= 0 && both)
 		nl_attr_put_be16(&b->msgs, CTA_ZONE, (uint16_t)s->zone);
 	if (s->state && (s->proto == IPPROTO_TCP || s->proto == IPPROTO_SCTP)) {
 		size_t pi = nl_nest_begin(&b->msgs, CTA_PROTOINFO);

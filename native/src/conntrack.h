@@ -87,6 +87,7 @@ struct ct_delete_counts {
 
 struct ct_delete_result {
 	uint64_t scanned, matched, deleted, already_gone, failed;
+	uint64_t rechecked, still_present; /* ENOENT answers re-checked by GET; found again (failed) */
 	struct ct_delete_counts by_proto[256]; /* the same counts by IP protocol number */
 	int first_error;            /* the first errno of a failed delete (negative), 0 if none */
 	struct ct_dump_diag dump;
@@ -112,6 +113,7 @@ struct ct_insert_spec {
 	uint8_t proto;
 	uint8_t state;        /* TCP/SCTP state number; 0 = none sent */
 	int zone;             /* -1 = default zone */
+	int zone_dir;         /* CT_ZONE_DIR_* (ct_parse.h): 3 CTA_ZONE, else CTA_TUPLE_ZONE in that tuple */
 	uint32_t mark;
 	uint32_t timeout;     /* seconds; required by ctnetlink_create_conntrack */
 	uint32_t status;      /* IPS_* bits to set (e.g. ASSURED|SEEN_REPLY) */

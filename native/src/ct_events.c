@@ -629,7 +629,8 @@ int ct_events_delete(struct ct_events *ev, struct ct_conn *c, const struct ct_ad
 		items[i].family = e.family;
 		items[i].has_id = e.has_id;
 		items[i].id = e.id;
-		items[i].zone = e.zone;
+		items[i].zone = e.zone; /* the flow's key: its original-direction zone (ct_index.c) */
+		items[i].alt_zone = -1;
 		items[i].orig = e.orig;
 	}
 	err = n ? ct_delete_tuples(c, items, n, r) : 0;

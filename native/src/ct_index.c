@@ -89,7 +89,7 @@ void ct_flow_from_entry(struct ct_flow *f, const struct ct_entry *e)
 	f->status = e->status;
 	f->mark = e->mark;
 	f->timeout = e->timeout;
-	f->zone = e->zone;
+	f->zone = ct_entry_orig_zone(e); /* what a GET by the original tuple needs (ct_parse.h) */
 	f->hash = ct_flow_hash(f);
 }
 
@@ -127,6 +127,7 @@ void ct_flow_to_entry(const struct ct_flow *f, struct ct_entry *e)
 	e->mark = f->mark;
 	e->timeout = f->timeout;
 	e->zone = f->zone;
+	e->zone_dir = f->zone ? CT_ZONE_DIR_ORIG | CT_ZONE_DIR_REPLY : 0;
 }
 
 uint32_t ct_flow_hash(const struct ct_flow *f)

@@ -212,6 +212,8 @@ static napi_value ct_delete_result(napi_env env, void *state)
 	put_num(env, o, "matched", (double)s->r.matched);
 	put_num(env, o, "deleted", (double)s->r.deleted);
 	put_num(env, o, "alreadyGone", (double)s->r.already_gone);
+	put_num(env, o, "rechecked", (double)s->r.rechecked);
+	put_num(env, o, "stillPresent", (double)s->r.still_present);
 	put_num(env, o, "failed", (double)s->r.failed);
 	for (int p = 0; p < 256; p++)
 		put_protocol_counts(env, by, p, s->r.by_proto[p].deleted, s->r.by_proto[p].already_gone,

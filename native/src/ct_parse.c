@@ -121,8 +121,18 @@ int ct_parse_entry(const struct nlmsghdr *h, struct ct_entry *e)
 		e->has_id = 1;
 	/* ctnetlink_dump_zone_id: CTA_ZONE only for a non-default zone that covers both
 	 * directions; a one-direction zone comes as CTA_TUPLE_ZONE inside the tuples. */
-	if (nl_attr_get_be16(tb[CTA_ZONE], &e->zone) < 0)
-		e->zone = e->orig.has_zone ? e->orig.zone : (e->reply.has_zone ? e->reply.zone : 0);
+	if (nl_attr_get_be16(tb[CTA_ZONE], &e->zone) == 0)
+		e->zone_dir = CT_ZONE_DIR_ORIG | CT_ZONE_DIR_REPLY;
+	else if (e->orig.has_zone) {
+		e->zone = e->orig.zone;
+		e->zone_dir = CT_ZONE_DIR_ORIG;
+	} else if (e->reply.has_zone) {
+		e->zone = e->reply.zone;
+		e->zone_dir = CT_ZONE_DIR_REPLY;
+	} else
+		e->zone = 0;
+	if (e->zone == 0)
+		e->zone_dir = 0;
 	if (tb[CTA_PROTOINFO])
 		parse_protoinfo(tb[CTA_PROTOINFO], e);
 	return 0;

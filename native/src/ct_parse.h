@@ -35,11 +35,33 @@ struct ct_entry {
 	uint32_t timeout;
 	uint32_t mark;
 	uint32_t id;
-	uint16_t zone;          /* CTA_ZONE, else the original tuple's zone, else 0 */
+	uint16_t zone;          /* CTA_ZONE, else the original tuple's zone, else the reply's, else 0 */
+	uint8_t zone_dir;       /* where `zone` applies: CT_ZONE_DIR_ORIG | CT_ZONE_DIR_REPLY (0 for zone 0) */
 	/* The raw CTA_TUPLE_ORIG attribute, echoed unchanged in a delete. Points into the receive
 	 * buffer: valid only while the message is. NULL in copies kept after the dump. */
 	const struct nlattr *orig_attr;
 };
+
+/*
+ * Conntrack zones (include/net/netfilter/nf_conntrack_zones.h): an entry has ONE zone, an id
+ * with a direction mask (NF_CT_ZONE_DIR_ORIG, _REPL, or both: NF_CT_DEFAULT_ZONE_DIR).
+ * ctnetlink_dump_zone_id() sends it as CTA_ZONE when it covers both directions and as
+ * CTA_TUPLE_ZONE inside the one tuple it covers otherwise. A lookup by the original tuple
+ * (delete, get) matches nf_ct_zone_id(ct, ORIGINAL): the id when the zone covers the original
+ * direction, else 0 — so a reply-only zone is looked up in zone 0 (ct_entry_orig_zone).
+ */
+#define CT_ZONE_DIR_ORIG 1
+#define CT_ZONE_DIR_REPLY 2
+
+static inline uint16_t ct_entry_orig_zone(const struct ct_entry *e)
+{
+	return (e->zone_dir & CT_ZONE_DIR_ORIG) ? e->zone : 0;
+}
+
+static inline uint16_t ct_entry_reply_zone(const struct ct_entry *e)
+{
+	return (e->zone_dir & CT_ZONE_DIR_REPLY) ? e->zone : 0;
+}
 
 int ct_parse_entry(const struct nlmsghdr *h, struct ct_entry *e);
 /* Only the status bits and, of the reply tuple, the source address, protocol and ports (what

@@ -35,7 +35,8 @@ void ct_record_encode(const struct ct_entry *e, uint8_t *out)
 	out[3] = e->state;
 	out[4] = e->has_id;
 	out[5] = (uint8_t)((e->orig.has_ports ? 1 : 0) | (e->orig.has_icmp ? 2 : 0) | (e->reply.has_ports ? 4 : 0) |
-			   (e->reply.has_icmp ? 8 : 0));
+			   (e->reply.has_icmp ? 8 : 0) | ((e->zone_dir & CT_ZONE_DIR_ORIG) ? 16 : 0) |
+			   ((e->zone_dir & CT_ZONE_DIR_REPLY) ? 32 : 0));
 	put16(out + 6, e->zone);
 	put32(out + 8, e->status);
 	put32(out + 12, e->timeout);

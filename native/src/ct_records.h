@@ -11,7 +11,8 @@
  *      +0 src (16 bytes, IPv4 in the first 4)  +16 dst  +32 src port (u16)  +34 dst port (u16)
  *      +36 ICMP id (u16)  +38 ICMP type  +39 ICMP code
  * Tuple flags: bit 0 original has ports, bit 1 original has ICMP, bit 2 reply has ports,
- * bit 3 reply has ICMP.
+ * bit 3 reply has ICMP, bit 4 the zone covers the original direction, bit 5 the reply
+ * direction (both: a CTA_ZONE zone; one: a CTA_TUPLE_ZONE zone; none: zone 0).
  */
 #ifndef NETLINK_NATIVE_CT_RECORDS_H
 #define NETLINK_NATIVE_CT_RECORDS_H

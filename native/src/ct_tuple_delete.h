@@ -16,7 +16,8 @@
 struct ct_tuple_delete {
 	uint8_t family;
 	uint8_t has_id;
-	uint16_t zone;
+	uint16_t zone;          /* sent as CTA_ZONE: the zone id of the ORIGINAL direction (ct_parse.h) */
+	int32_t alt_zone;       /* -1, or a second zone the re-check GETs too (direction unknown) */
 	uint32_t id;
 	struct ct_tuple orig;
 };
@@ -27,17 +28,24 @@ struct ct_tuple_delete_counts {
 
 struct ct_tuple_delete_result {
 	uint64_t deleted, already_gone, failed;
+	uint64_t rechecked, still_present;         /* ENOENT answers re-checked by GET; found again */
 	int first_error;                           /* first errno of a failed delete (negative) */
 	struct ct_tuple_delete_counts by_proto[256]; /* by IP protocol number */
 	struct nl_batch_diag batch;
 };
 
 /* Sends one delete per item (at most c->delete_batch per sendmsg) and counts every answer:
- * ACK = deleted; ENOENT = already gone (or, on a resend after a lost ACK, deleted by us);
- * anything else, or an item that is not a valid tuple, = failed. Returns 0, or -errno when
- * sending itself failed (the unanswered items are then counted as failed). */
+ * ACK = deleted; ENOENT is re-checked (ct_recheck_gone): gone = already gone (or, on a
+ * resend after a lost ACK, deleted by us), still there = failed; anything else, or an item
+ * that is not a valid tuple, = failed. Returns 0, or -errno when sending itself failed (the
+ * unanswered items are then counted as failed). */
 int ct_delete_tuples(struct ct_conn *c, const struct ct_tuple_delete *items, size_t n,
 		     struct ct_tuple_delete_result *out);
+
+/* Re-checks items whose delete answered ENOENT with a GET by the same original tuple in
+ * `zone` (and `alt_zone`): state[i] = 0 gone (ENOENT, or only a newer entry with another id
+ * holds the tuple), 1 still present, or -errno when a GET failed otherwise. Returns 0 or -errno. */
+int ct_recheck_gone(struct ct_conn *c, const struct ct_tuple_delete *items, size_t n, int *state);
 
 /* Whether the item is a complete tuple the kernel can look up (0) or not (-EINVAL). */
 int ct_tuple_delete_check(const struct ct_tuple_delete *item);

@@ -33,6 +33,7 @@ static const struct arg_int_field INSERT_FIELDS[] = {
 	ARG_INT_FIELD(struct ct_insert_spec, dst_port, "dstPort", 0, 65535, 80),
 	ARG_INT_FIELD(struct ct_insert_spec, state, "state", 0, 255, 0),
 	ARG_INT_FIELD(struct ct_insert_spec, zone, "zone", 0, 65535, -1),
+	ARG_INT_FIELD(struct ct_insert_spec, zone_dir, "zoneDir", 0, 3, 3),
 	ARG_INT_FIELD(struct ct_insert_spec, mark, "mark", 0, 0xffffffffLL, 0),
 	ARG_INT_FIELD(struct ct_insert_spec, timeout, "timeout", 1, 0x7fffffffLL, 600),
 	ARG_INT_FIELD(struct ct_insert_spec, status, "status", 0, 0xffffffffLL, 0),
@@ -115,7 +116,9 @@ static void ct_insert_release(void *state)
 }
 
 /* --- ct_delete_tuples: { entries: [{ family, protocolNumber, original: { src, dst, srcPort?,
- * dstPort?, icmpId?, icmpType?, icmpCode? }, zone?, id? }] }
+ * dstPort?, icmpId?, icmpType?, icmpCode? }, zone?, recheckZone?, id? }] }
+ *   zone: the ORIGINAL direction's zone id (CTA_ZONE); recheckZone: another zone the ENOENT
+ *   re-check GETs as well (an entries file that did not say the zone's direction)
  * -> { deleted, alreadyGone, failed, firstErrno, byProtocol: { "<n>": {deleted, alreadyGone,
  *      failed} }, sends, ackOverruns, resent, ms }   (C side: ct_tuple_delete.c) */
 struct ct_delete_tuples_op {
@@ -140,6 +143,9 @@ static int parse_delete_tuple(napi_env env, napi_value v, struct ct_tuple_delete
 	if (arg_int(env, v, "zone", 0, 65535, 0, &x, err) < 0)
 		goto bad;
 	d->zone = (uint16_t)x;
+	if (arg_int(env, v, "recheckZone", 0, 65535, -1, &x, err) < 0)
+		goto bad;
+	d->alt_zone = (int32_t)x;
 	if (arg_int(env, v, "id", 0, 0xffffffffLL, -1, &x, err) < 0)
 		goto bad;
 	d->has_id = x >= 0;
@@ -217,6 +223,8 @@ static napi_value ct_delete_tuples_result(napi_env env, void *state)
 	put_num(env, o, "alreadyGone", (double)s->r.already_gone);
 	put_num(env, o, "failed", (double)s->r.failed);
 	put_num(env, o, "firstErrno", (double)-s->r.first_error);
+	put_num(env, o, "rechecked", (double)s->r.rechecked);
+	put_num(env, o, "stillPresent", (double)s->r.still_present);
 	for (int p = 0; p < 256; p++)
 		put_protocol_counts(env, by, p, s->r.by_proto[p].deleted, s->r.by_proto[p].already_gone,
 				    s->r.by_proto[p].failed);

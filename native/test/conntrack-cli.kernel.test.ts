@@ -4,9 +4,10 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openNetlink } from '../lib/index.js';
+import { openNetlink } from 'netlink-native';
 import { fixture, POD } from './conntrack-contract.js';
 import { addNetns, conntrackCliKeys, deleteAllNetns, isRoot, runCli } from './conntrack-netns.js';
+import { insertConntrackForTest } from 'netlink-native/testing';
 
 describe('conndrain conntrack CLI on the kernel', { skip: !isRoot() ? 'needs root' : false }, () => {
   let ns = '';
@@ -15,7 +16,7 @@ describe('conndrain conntrack CLI on the kernel', { skip: !isRoot() ? 'needs roo
     ns = addNetns('cli');
     const api = openNetlink({ netns: ns });
     try {
-      assert.equal((await api.insertConntrackForTest(fixture())).created, 50);
+      assert.equal((await insertConntrackForTest(api, fixture())).created, 50);
     } finally {
       api.close();
     }

@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ConntrackFillResult, ConntrackFillSpec } from '../lib/conntrack-convert.js';
-import { NetlinkError, type ConntrackApi, type ConntrackEntry, type ConntrackMatch } from '../lib/types.js';
+import type { ConntrackFillResult, ConntrackFillSpec } from 'netlink-native/testing';
+import { NetlinkError, type ConntrackApi, type ConntrackEntry, type ConntrackMatch } from 'netlink-native/types';
 
 export interface ConntrackTarget {
   api: ConntrackApi;

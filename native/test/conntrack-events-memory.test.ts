@@ -1,5 +1,5 @@
 /** The event-index contract against the in-memory stand-in (see conntrack-events-contract.ts). */
-import { MemoryConntrack } from '../lib/memory-conntrack.js';
+import { MemoryConntrack } from 'netlink-native/memory';
 import { conntrackEventsContract } from './conntrack-events-contract.js';
 
 conntrackEventsContract('in-memory stand-in', () => {

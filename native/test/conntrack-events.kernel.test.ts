@@ -10,9 +10,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { openNetlink } from '../lib/index.js';
+import { openNetlink } from 'netlink-native';
 import { conntrackEventsContract, until, type EventsTarget } from './conntrack-events-contract.js';
 import { isRoot, startInNetns, wireClientNodePod } from './conntrack-netns.js';
+import { insertConntrackForTest } from 'netlink-native/testing';
 
 const skip = !isRoot() ? 'needs root (network namespaces)' : false;
 const PREFIX = `events-${process.pid}-`;
@@ -46,7 +47,7 @@ function kernelTarget(): Promise<EventsTarget & { ns: string }> {
   return Promise.resolve({
     api,
     ns,
-    fill: (specs) => api.insertConntrackForTest(specs),
+    fill: (specs) => insertConntrackForTest(api, specs),
     close: () => {
       api.close();
       deleteNetns(ns);

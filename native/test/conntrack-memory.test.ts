@@ -1,7 +1,7 @@
 /** The conntrack contract against the in-memory stand-in (see conntrack-contract.ts). */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { MemoryConntrack } from '../lib/memory-conntrack.js';
+import { MemoryConntrack } from 'netlink-native/memory';
 import { conntrackContract, POD } from './conntrack-contract.js';
 
 conntrackContract('in-memory stand-in', () => {

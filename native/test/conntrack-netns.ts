@@ -80,7 +80,7 @@ const CLI_MAIN = new URL('../../cli/main.ts', import.meta.url).pathname;
 
 /** Runs `conndrain conntrack <args>` (the CLI from source, through tsx). */
 export function runCli(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', CLI_MAIN, 'conntrack', ...args], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['--conditions=conndrain-source', '--import', 'tsx', CLI_MAIN, 'conntrack', ...args], { encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

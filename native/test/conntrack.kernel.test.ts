@@ -11,10 +11,11 @@ import assert from 'node:assert/strict';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { loadAddon } from '../lib/addon.js';
-import { openNetlink, NetlinkError, type NativeNetlink, type NativeOpenOptions } from '../lib/index.js';
+import { openNetlink, NetlinkError, type NativeNetlink, type NativeOpenOptions } from 'netlink-native';
 import { decodeEntryRecords } from '../lib/conntrack-records.js';
 import { conntrackContract, entryKey, fixture, POD, type ConntrackTarget } from './conntrack-contract.js';
 import { addNetns, conntrackCliKeys, deleteAllNetns, deleteNetns, inNetns, isRoot, startInNetns, wireClientNodePod } from './conntrack-netns.js';
+import { insertConntrackForTest, lastDelete, lastDeleteEntries, listConntrackRaw } from 'netlink-native/testing';
 
 const skip = !isRoot() ? 'needs root (network namespaces)' : false;
 
@@ -24,7 +25,7 @@ async function kernelTarget(options: Omit<NativeOpenOptions, 'netns'> = {}): Pro
   return Promise.resolve({
     api,
     ns,
-    fill: (specs) => api.insertConntrackForTest(specs),
+    fill: (specs) => insertConntrackForTest(api, specs),
     oracleKeys: () => Promise.resolve(conntrackCliKeys(ns)),
     close: () => {
       api.close();
@@ -53,7 +54,7 @@ describe('conntrack on the kernel', { skip }, () => {
       ]);
       assert.equal(fill.created, 700);
       const result = await t.api.deleteConntrack({ addresses: [POD.v4], match: ['replySrc'] });
-      const diag = t.api.lastDelete;
+      const diag = lastDelete(t.api);
       assert.ok(diag !== undefined && diag.ackOverruns > 0, `an overrun happened: ${JSON.stringify(diag)}`);
       assert.ok(diag.resent > 0);
       assert.deepEqual({ matched: result.matched, deleted: result.deleted, alreadyGone: result.alreadyGone, failed: result.failed }, { matched: 600, deleted: 600, alreadyGone: 0, failed: 0 });
@@ -74,7 +75,7 @@ describe('conntrack on the kernel', { skip }, () => {
       const all = await t.api.listConntrack();
       const chosen = all.slice(0, 600);
       const result = await t.api.deleteConntrackEntries(chosen);
-      const diag = t.api.lastDeleteEntries;
+      const diag = lastDeleteEntries(t.api);
       assert.ok(diag !== undefined && diag.ackOverruns > 0 && diag.resent > 0, `an overrun happened: ${JSON.stringify(diag)}`);
       assert.deepEqual({ deleted: result.deleted, alreadyGone: result.alreadyGone, failed: result.failed, byProtocol: result.byProtocol }, { deleted: 600, alreadyGone: 0, failed: 0, byProtocol: { udp: { deleted: 600, alreadyGone: 0, failed: 0 } } });
       const left = new Set((await t.api.listConntrack()).map((e) => e.id));
@@ -100,7 +101,7 @@ describe('conntrack on the kernel', { skip }, () => {
     const t = await kernelTarget({ recvBufferBytes: 256 });
     try {
       await t.fill(fixture());
-      const raw = await t.api.listConntrackRaw();
+      const raw = await listConntrackRaw(t.api);
       assert.ok(raw.bufferGrowths > 0);
       const entries = decodeEntryRecords(raw.records);
       assert.equal(entries.length, 50);
@@ -136,7 +137,7 @@ describe('conntrack on the kernel', { skip }, () => {
       const deadSet = new Set(dead);
       const result = await t.api.deleteConntrack({ addresses: dead, match: ['replySrc'] });
       assert.deepEqual({ scanned: result.scanned, matched: result.matched, deleted: result.deleted, failed: result.failed }, { scanned: 25000, matched: 5000, deleted: 5000, failed: 0 });
-      assert.ok((t.api.lastDelete?.sends ?? 0) >= 5000 / 16);
+      assert.ok((lastDelete(t.api)?.sends ?? 0) >= 5000 / 16);
       const afterKeys = (await t.api.listConntrack()).map(entryKey).sort();
       assert.deepEqual(afterKeys, before.filter((e) => !deadSet.has(e.reply.src)).map(entryKey).sort());
       assert.deepEqual(conntrackCliKeys(t.ns).sort(), afterKeys);
@@ -161,7 +162,7 @@ describe('conntrack on the kernel', { skip }, () => {
       assert.equal(a.deleted + b.deleted + a.alreadyGone + b.alreadyGone, a.matched + b.matched);
       assert.equal(a.failed + b.failed, 0);
       assert.ok(a.alreadyGone + b.alreadyGone > 0, 'the dumps overlapped: some deletes found the entry gone (ENOENT)');
-      assert.ok((t.api.lastDelete?.sends ?? 0) >= 2, 'a 4096-entry batch is split to fit one sendmsg');
+      assert.ok((lastDelete(t.api)?.sends ?? 0) >= 2, 'a 4096-entry batch is split to fit one sendmsg');
       assert.equal((await t.api.conntrackStats()).count, 500);
     } finally {
       other.close();

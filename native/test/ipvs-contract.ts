@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsService, type IpvsServiceKey } from '../lib/types.js';
-import { sameServiceKey } from '../lib/ipvs-keys.js';
+import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsService, type IpvsServiceKey } from 'netlink-native/types';
+import { sameServiceKey } from 'netlink-native';
 
 export interface IpvsContractTarget {
   api: IpvsApi;

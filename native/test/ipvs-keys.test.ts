@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalAddress, formatServiceKey, ipvsFlagNames, parseDestinationKey, parseServiceKey } from '../lib/ipvs-keys.js';
+import { canonicalAddress, formatServiceKey, ipvsFlagNames, parseDestinationKey, parseServiceKey } from 'netlink-native';
 
 test('service names round-trip: address/port services of both families and fwmark services', () => {
   const cases: Array<[string, unknown]> = [

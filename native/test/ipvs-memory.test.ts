@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeIpvsContract } from './ipvs-contract.js';
-import { MemoryIpvs } from '../lib/memory-ipvs.js';
-import { NetlinkError, type IpvsServiceKey } from '../lib/types.js';
+import { MemoryIpvs } from 'netlink-native/memory';
+import { NetlinkError, type IpvsServiceKey } from 'netlink-native/types';
 
 describeIpvsContract('in-memory stand-in', async () => Promise.resolve({ api: new MemoryIpvs(), cleanup: async () => {} }));
 

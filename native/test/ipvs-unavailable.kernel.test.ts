@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openNetlink, NetlinkError } from '../lib/index.js';
+import { openNetlink, NetlinkError } from 'netlink-native';
 
 test('IPVS absent from the kernel: every IPVS call rejects with EIPVSUNAVAILABLE', async (t) => {
   const netlink = openNetlink();

@@ -13,8 +13,8 @@ import { Command } from 'commander';
 import { describeIpvsContract } from './ipvs-contract.js';
 import { registerIpvsCommands } from '../../cli/ipvs-commands.js';
 import { CliExit } from '../../cli/exit.js';
-import { openNetlink, type NativeNetlink } from '../lib/index.js';
-import type { IpvsDestinationKey, IpvsServiceKey } from '../lib/types.js';
+import { openNetlink, type NativeNetlink } from 'netlink-native';
+import type { IpvsDestinationKey, IpvsServiceKey } from 'netlink-native/types';
 
 if (!existsSync('/proc/net/ip_vs')) {
   throw new Error('ipvs.guest.ts runs inside the IPVS test VM (test/vm); use native/test/ipvs.vm.test.ts');

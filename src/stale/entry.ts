@@ -23,6 +23,9 @@ export interface ConntrackEntryView {
   /** Seconds until the entry expires. */
   timeout: number;
   zone: number;
+  /** The zone id per direction (netlink-native sets both; a `--reply-zone` entry has origZone 0). */
+  origZone?: number;
+  replyZone?: number;
   /** Raw `IPS_*` status bits. */
   status: number;
   /** The kernel's entry id, when the dump gave one. */
@@ -39,11 +42,22 @@ export interface EntryRef {
   protocolNumber: number;
   original: ConntrackTupleView;
   zone: number;
+  /** The original direction's zone id: what the kernel's lookup by the original tuple matches. */
+  origZone?: number;
+  replyZone?: number;
   id?: number;
 }
 
 export function entryRef(entry: ConntrackEntryView): EntryRef {
-  return { family: entry.family, protocolNumber: entry.protocolNumber, original: entry.original, zone: entry.zone, ...(entry.id === undefined ? {} : { id: entry.id }) };
+  return {
+    family: entry.family,
+    protocolNumber: entry.protocolNumber,
+    original: entry.original,
+    zone: entry.zone,
+    ...(entry.origZone === undefined ? {} : { origZone: entry.origZone }),
+    ...(entry.replyZone === undefined ? {} : { replyZone: entry.replyZone }),
+    ...(entry.id === undefined ? {} : { id: entry.id }),
+  };
 }
 
 /** `IPS_DST_NAT` (include/uapi/linux/netfilter/nf_conntrack_common.h): the entry's destination was translated. */
@@ -51,11 +65,12 @@ export const IPS_DST_NAT = 1 << 5;
 
 /**
  * An entry's identity: zone, protocol and original tuple. The kernel keys entries by tuple,
- * and the original tuple with the zone identifies one entry in a namespace.
+ * and the original tuple with the original direction's zone id identifies one entry in a
+ * namespace.
  */
 export function entryKey(entry: ConntrackEntryView): string {
   const o = entry.original;
-  return `${entry.zone}|${entry.protocol}|${o.src}|${o.srcPort ?? ''}|${o.dst}|${o.dstPort ?? ''}`;
+  return `${entry.origZone ?? entry.zone}|${entry.protocol}|${o.src}|${o.srcPort ?? ''}|${o.dst}|${o.dstPort ?? ''}`;
 }
 
 /** `address:port` with IPv6 in brackets; the address alone when there is no port. */

@@ -15,11 +15,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { openNetlink, type NativeNetlink } from '../../native/lib/index.js';
-import type { IpvsServiceKey } from '../../native/lib/types.js';
+import { openNetlink, type NativeNetlink } from 'netlink-native';
+import type { IpvsServiceKey } from 'netlink-native/types';
 import { FakeApiServer } from '../apiserver/server.js';
 import { managedPod, markDeleting, setReady } from '../apiserver/pods.js';
 import { addNetns, AgentProcess, API_PORT_IN_NODE, deleteNetns, DRAIN_PORT, getUnix, METRICS_PORT, startRelay, until } from './node-netns.js';
+import { insertConntrackForTest } from 'netlink-native/testing';
 
 if (!existsSync('/proc/net/ip_vs')) throw new Error('agent-ipvs.guest.ts runs inside the IPVS test VM; use test/agent/agent-ipvs.vm.test.ts');
 
@@ -50,7 +51,7 @@ before(async () => {
     relays.push(await startRelay(ns(node), `unix:${join(dir, `${node}-metrics.sock`)}`, `tcp:127.0.0.1:${METRICS_PORT}`));
   }
   // Only node-a carries the client's flow to the pod.
-  await netlinks.get('node-a')!.insertConntrackForTest([{ protocol: 'tcp', origSrc: '192.0.2.1', origDst: SVC.address, replySrc: POD_IP, dstPort: 80, replySrcPort: 8080, state: 'ESTABLISHED', timeout: 3600 }]);
+  await insertConntrackForTest(netlinks.get('node-a')!, [{ protocol: 'tcp', origSrc: '192.0.2.1', origDst: SVC.address, replySrc: POD_IP, dstPort: 80, replySrcPort: 8080, state: 'ESTABLISHED', timeout: 3600 }]);
   for (const node of NODES) {
     agents.set(node, AgentProcess.start(ns(node), [
       '--node-name', node, '--kubeconfig', join(dir, 'kubeconfig'), '--state-file', join(dir, `${node}-state.json`),

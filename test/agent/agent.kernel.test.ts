@@ -11,7 +11,8 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { openNetlink, type NativeNetlink } from '../../native/lib/index.js';
+import { openNetlink, type NativeNetlink } from 'netlink-native';
+import { insertConntrackForTest } from 'netlink-native/testing';
 import { FakeApiServer } from '../apiserver/server.js';
 import { managedPod, markDeleting, setReady } from '../apiserver/pods.js';
 import { addNetns, AgentProcess, API_PORT_IN_NODE, deleteNetns, DRAIN_PORT, getUnix, isRoot, METRICS_PORT, startRelay, until } from './node-netns.js';
@@ -84,7 +85,7 @@ function stateFile(): { pods: Array<{ key: string; state: string }> } {
 const VIP = '10.96.0.10';
 
 test('the agent process: a deleted pod\'s conntrack entries go (all protocols, both families), another pod\'s and a reused IP\'s stay; drain API; restart mid-drain resumes from the state file', { skip, timeout: 600_000 }, async () => {
-  const inserted = await netlink!.insertConntrackForTest([
+  const inserted = await insertConntrackForTest(netlink!, [
     // pod a: DNATed service traffic (reply source), direct TCP and UDP, IPIP (DSR), IPv6 direct
     { protocol: 'tcp', origSrc: '192.0.2.1', origDst: VIP, replySrc: '10.20.0.1', dstPort: 80, replySrcPort: 8080, count: 3, state: 'ESTABLISHED', timeout: 3600 },
     { protocol: 'udp', origSrc: '192.0.2.2', origDst: '10.20.0.1', dstPort: 53, count: 2, timeout: 120 },

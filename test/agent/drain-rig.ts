@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { pino, type Logger } from 'pino';
-import type { ConntrackFillSpec } from '../../native/lib/conntrack-convert.js';
-import { MemoryConntrack } from '../../native/lib/memory-conntrack.js';
+import type { ConntrackFillSpec } from 'netlink-native/testing';
+import { MemoryConntrack } from 'netlink-native/memory';
 import type { FlowVisibility } from '../../src/flow-visibility.js';
 import { DrainApi } from '../../agent/drain-api.js';
 import { DrainSessions, type DrainSummary } from '../../agent/drain-sessions.js';

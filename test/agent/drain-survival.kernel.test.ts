@@ -13,7 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { openNetlink, type NativeNetlink } from '../../native/lib/index.js';
+import { openNetlink, type NativeNetlink } from 'netlink-native';
+import { insertConntrackForTest } from 'netlink-native/testing';
 import { FakeApiServer } from '../apiserver/server.js';
 import { managedPod, markDeleting } from '../apiserver/pods.js';
 import { addNetns, AgentProcess, API_PORT_IN_NODE, deleteNetns, DRAIN_PORT, getUnix, isRoot, METRICS_PORT, startRelay } from './node-netns.js';
@@ -58,7 +59,7 @@ test('the agent process: held (not refused) at start-up, and no request knocks i
   api.putPod(early);
   const held = managedPod({ name: 'held', nodeName: 'node-1', ips: ['10.30.0.2'], drain: '6s', minDrain: '1s' });
   api.putPod(held);
-  const inserted = await netlink!.insertConntrackForTest([{ protocol: 'tcp', origSrc: '192.0.2.1', origDst: '10.30.0.2', dstPort: 8080, state: 'ESTABLISHED', timeout: 3600 }]);
+  const inserted = await insertConntrackForTest(netlink!, [{ protocol: 'tcp', origSrc: '192.0.2.1', origDst: '10.30.0.2', dstPort: 8080, state: 'ESTABLISHED', timeout: 3600 }]);
   assert.equal(inserted.failed, 0);
   // The first three lists fail: the first complete pod list is in ~1.75 s after the watch starts.
   api.failNext(3, 500, 'list');

@@ -12,9 +12,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openNetlink } from '../../native/lib/index.js';
+import { openNetlink } from 'netlink-native';
 import { DnatNode } from '../stale/dnat-node.js';
 import { sliceObject, writeInventory } from '../stale/inventory-file.js';
+import { insertConntrackForTest } from 'netlink-native/testing';
 
 const node = new DnatNode(`cd9d-${process.pid}-`, 247);
 const dir = mkdtempSync(join(tmpdir(), 'cd9d-'));
@@ -96,7 +97,7 @@ describe('conndrain doctor --netns (real namespace, chosen sysctls, filled table
     const api = openNetlink({ netns: node.node });
     try {
       const count = want <= 400_000 ? want : 5_000;
-      const result = await api.insertConntrackForTest([{ protocol: 'tcp', origSrc: '10.8.0.1', origDst: '10.9.0.1', replySrc: '10.9.0.1', srcCount: 1000, count, srcPort: 1024, dstPort: 443, replySrcPort: 443, state: 'ESTABLISHED', timeout: 3600, statusFlags: ['SEEN_REPLY', 'ASSURED'] }]);
+      const result = await insertConntrackForTest(api, [{ protocol: 'tcp', origSrc: '10.8.0.1', origDst: '10.9.0.1', replySrc: '10.9.0.1', srcCount: 1000, count, srcPort: 1024, dstPort: 443, replySrcPort: 443, state: 'ESTABLISHED', timeout: 3600, statusFlags: ['SEEN_REPLY', 'ASSURED'] }]);
       filled = result.created;
     } finally {
       api.close();

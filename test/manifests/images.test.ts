@@ -33,10 +33,11 @@ function produces(stage: Stage, path: string): boolean {
     if (/\bnpm ci\b/.test(run.args)) {
       made.push(posix.join(wd, 'node_modules'));
       if (!run.args.includes('--ignore-scripts') && postinstall.includes('native/scripts/build.mjs') && addonTarget !== undefined) {
-        made.push(posix.join(wd, 'native/build/Release', `${addonTarget}.node`));
+        // the netlink-native workspace: its addon and its compiled TypeScript
+        made.push(posix.join(wd, 'native/build/Release', `${addonTarget}.node`), posix.join(wd, 'native/dist'));
       }
     }
-    if (/\bnpm run build\b/.test(run.args)) made.push(posix.join(wd, outDir));
+    if (/\bnpm run build\b/.test(run.args)) made.push(posix.join(wd, outDir), posix.join(wd, 'native/dist'));
     return made.some((m) => path === m || path.startsWith(`${m}/`));
   });
 }
@@ -106,7 +107,7 @@ describe('webhook image', () => {
     for (const stage of webhook) {
       for (const instruction of stage.instructions) assert.doesNotMatch(`${instruction.keyword} ${instruction.args}`, forbidden, `line ${instruction.line}`);
       for (const copy of copiesOf(stage)) for (const source of copy.sources) {
-        if (source.startsWith('native')) assert.equal(source, 'native/lib', `line ${copy.line}: only the TypeScript contract native/lib may be copied`);
+        if (source.startsWith('native')) assert.ok(['native/lib', 'native/package.json', 'native/tsconfig.json'].includes(source), `line ${copy.line}: only netlink-native's TypeScript (lib, package.json, tsconfig.json) may be copied, not ${source}`);
       }
       for (const run of stage.instructions.filter((i) => i.keyword === 'RUN' && /\bnpm (ci|install)\b/.test(i.args))) {
         assert.match(run.args, /--ignore-scripts/, `line ${run.line}: install scripts would build the addon`);
@@ -126,14 +127,14 @@ describe('webhook image', () => {
 });
 
 describe('agent image', () => {
-  it('builds the addon in the build stage and ships only the .node file', () => {
+  it('builds the addon in the build stage and ships only the .node file and the package\'s JavaScript', () => {
     assert.ok(addonTarget !== undefined, 'binding.gyp names a target');
     const [build, runtime] = [agent.find((s) => s.name === 'build'), runtimeOf(agent)];
     assert.ok(build !== undefined);
     assert.ok(build.instructions.some((i) => i.keyword === 'RUN' && /build-essential/.test(i.args) && /python3/.test(i.args)));
     assert.ok(produces(build, `/src/native/build/Release/${addonTarget}.node`), 'npm ci (postinstall) builds the addon');
     const shipped = copiesOf(runtime).filter((c) => c.sources.some((s) => s.includes('native/')));
-    assert.deepEqual(shipped.flatMap((c) => c.targets), [`/app/native/build/Release/${addonTarget}.node`]);
+    assert.deepEqual(shipped.flatMap((c) => c.targets), ['/app/native/package.json', '/app/native/dist', `/app/native/build/Release/${addonTarget}.node`]);
     assert.ok(!runtime.instructions.some((i) => /build-essential|python3|\bgcc\b/.test(i.args)), 'no compiler at run time');
   });
 

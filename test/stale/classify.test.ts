@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryConntrack } from '../../native/lib/memory-conntrack.js';
+import { MemoryConntrack } from 'netlink-native/memory';
 import { classifyEntries, excludePodIps, GraceTracker, groupByService, livePodIps, OwnershipIndex, parseInventory, planDeletion, scanStaleEntries, type DnatScanner } from '../../src/stale/index.js';
 import { directEntry, natEntry, slice } from './fixtures.js';
 

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadKubeConnection } from '../../agent/kube/load.js';
 import { Registry } from 'prom-client';
-import { openNetlink, type NativeNetlink } from '../../native/lib/index.js';
+import { openNetlink, type NativeNetlink } from 'netlink-native';
 import { systemClock } from '../../agent/clock.js';
 import { startJanitor, type RunningJanitor, type StaleJanitor } from '../../agent/janitor/index.js';
 import { createLogger } from '../../src/logging.js';

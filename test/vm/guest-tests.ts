@@ -30,7 +30,7 @@ const REPORTER = 'test/vm/guest-reporter.mjs';
 export async function runGuestTests(files: readonly string[], options: Omit<GuestRunOptions, 'command'> = {}): Promise<GuestTestRun> {
   const quoted = files.map((file) => `'${file.replace(/'/g, `'\\''`)}'`).join(' ');
   const command = [
-    'node --import tsx --test --test-concurrency=1',
+    'node --conditions=conndrain-source --import tsx --test --test-concurrency=1',
     '--test-reporter=spec --test-reporter-destination=stdout',
     `--test-reporter=./${REPORTER} --test-reporter-destination="$CONNDRAIN_VM_JOB/results.jsonl"`,
     quoted,
