@@ -11,6 +11,7 @@ import { registerNetlinkCommands } from './netlink-commands.js';
 import { registerLabCommands } from './lab-commands.js';
 import { registerDoctorCommands } from './doctor-commands.js';
 import { CliExit } from './exit.js';
+import { exitAfterOutput } from './flush.js';
 
 export function buildProgram(): Command {
   const program = new Command('conndrain')
@@ -30,16 +31,18 @@ async function main(): Promise<void> {
   try {
     await buildProgram().parseAsync(process.argv);
   } catch (error) {
+    // Every way out waits for stdout/stderr to be written: `conndrain inject ... | kubectl
+    // apply -f -` must get the whole output even when inject exits 1.
     if (error instanceof CliExit) {
       if (error.message !== '') process.stderr.write(`${error.message}\n`);
-      process.exit(error.exitCode);
+      await exitAfterOutput(error.exitCode);
     }
     const commanderCode = (error as { code?: string }).code;
     if (typeof commanderCode === 'string' && commanderCode.startsWith('commander.')) {
-      process.exit((error as { exitCode?: number }).exitCode ?? 1);
+      await exitAfterOutput((error as { exitCode?: number }).exitCode ?? 1);
     }
     process.stderr.write(`conndrain: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
+    await exitAfterOutput(1);
   }
 }
 
