@@ -67,7 +67,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   /** The delay is over: no new connections, answers close their connection. */
   let closing = false;
 
-  const server = createServer({ minVersion: MIN_TLS_VERSION, handshakeTimeout: limits.handshakeTimeoutMs });
+  const server = createServer({ minVersion: MIN_TLS_VERSION, handshakeTimeout: limits.handshakeTimeoutMs, connectionsCheckingInterval: limits.checkIntervalMs });
   server.headersTimeout = limits.headersTimeoutMs;
   // requestTimeout is kept as a backstop; on Node 20 it stops applying once the headers are
   // complete, so the body has its own deadlines in readBody.

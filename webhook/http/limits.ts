@@ -9,6 +9,8 @@ export interface ConnectionLimits {
   handshakeTimeoutMs: number;
   /** From the first byte of a request to its last header line (http.Server headersTimeout). */
   headersTimeoutMs: number;
+  /** How often Node checks headersTimeout (connectionsCheckingInterval; its default 30 s would let a stalled head live 30 s past its timeout). */
+  checkIntervalMs: number;
   /** Longest gap between two body chunks once the headers are in. */
   bodyIdleTimeoutMs: number;
   /** Whole body, from the headers to its last byte: Node 20's requestTimeout does not cover a body once headers are complete. */
@@ -33,6 +35,7 @@ export interface ConnectionLimits {
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   handshakeTimeoutMs: 10_000,
   headersTimeoutMs: 10_000,
+  checkIntervalMs: 1_000,
   bodyIdleTimeoutMs: 5_000,
   bodyTimeoutMs: 15_000,
   keepAliveTimeoutMs: 100_000,
