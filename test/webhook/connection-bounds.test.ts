@@ -157,6 +157,45 @@ test('a body over 7 MiB announced by Content-Length: the client still uploading 
   }
 });
 
+/**
+ * A client that sends its whole request before it reads (as a blocking client does): with the
+ * socket closed at once, its writes meet a reset and it never reads the answer waiting for it.
+ */
+function uploadThenRead(size: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connectTls({ host: '127.0.0.1', port: web.running.port, servername: 'localhost', ca: web.ca.caCert }, () => {
+      socket.pause();
+      socket.write(HEAD(size));
+      const chunk = Buffer.alloc(256 * 1024, 0x20);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < size) {
+          sent += chunk.length;
+          if (!socket.write(chunk)) {
+            socket.once('drain', pump);
+            return;
+          }
+        }
+        // Everything is written (or buffered): now read.
+        socket.on('data', (c: Buffer) => (answer += c.toString()));
+        socket.resume();
+      };
+      pump();
+    });
+    let answer = '';
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(answer));
+  });
+}
+
+test('a body over 7 MiB: a client that uploads everything before it reads still gets the 413 (lingering close)', async () => {
+  for (let i = 0; i < 3; i++) {
+    const answer = await uploadThenRead(8 * 1024 * 1024);
+    assert.match(answer, /^HTTP\/1\.1 413 /);
+    assert.match(answer, /"reason":"body-too-large"/);
+  }
+});
+
 test('Expect: 100-continue: a body over the limit is refused without inviting it; a good one is invited', async () => {
   const refused = await upload(16 * 1024 * 1024, { Expect: '100-continue' });
   assert.equal(refused.status, 413);
