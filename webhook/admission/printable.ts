@@ -96,7 +96,7 @@ export function boundWarnings(warnings: readonly string[]): string[] {
     out.push(line);
     total += runes;
   }
-  if (left > 0) out.push(`conndrain: ${left} more warning(s) not shown; left out to stay within what the API server passes on`);
+  if (left > 0) out.push(`conndrain: ${left} more warning(s) left out to stay within what the API server passes on`);
   return out;
 }
 
