@@ -141,7 +141,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     if (!isMutate(req) || refusalOfHead(req) === undefined) res.writeContinue();
     dispatch(req, res);
   });
-  server.on('tlsClientError', (error: Error) => logger.debug({ err: error }, 'TLS handshake failed'));
+  // A failed or timed-out handshake (handshakeTimeout) ends its socket: nothing else would.
+  server.on('tlsClientError', (error: Error, socket: Socket) => {
+    logger.debug({ err: error }, 'TLS handshake failed');
+    socket.destroy();
+  });
 
   const firstLoad = await certificates.start();
   await new Promise<void>((resolve, reject) => {

@@ -25,9 +25,10 @@ export interface ConnectionLimits {
   lingerMs: number;
   /**
    * Request bodies held in memory at once, all connections together. A body that would go
-   * past it is refused with 503 before it is read. 32 MiB holds four 7 MiB bodies (the
+   * past it is refused with 503 before it is read. 16 MiB holds two 7 MiB bodies (the
    * largest review the API server can send, see MAX_BODY_BYTES) or hundreds of real pod
-   * reviews (5-50 KiB), and keeps the worst case inside half of the 256 Mi container limit.
+   * reviews (5-50 KiB), and keeps the worst case inside half of the 256 Mi container limit
+   * (docs/webhook-operations.md, bench/webhook/memory.ts).
    */
   bodyBudgetBytes: number;
 }
@@ -40,5 +41,5 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   bodyTimeoutMs: 15_000,
   keepAliveTimeoutMs: 100_000,
   lingerMs: 2_000,
-  bodyBudgetBytes: 32 * 1024 * 1024,
+  bodyBudgetBytes: 16 * 1024 * 1024,
 };

@@ -130,8 +130,9 @@ export function createMutateHandler(deps: MutateDeps): (req: IncomingMessage, re
     deps.metrics.admissions.inc({ result, reason });
     deps.metrics.admissionDuration.observe({ result }, seconds);
     deps.summary.add(result, reason);
-    if (!deps.logger.isLevelEnabled('debug') && (result === 'allowed' || result === 'rejected')) return;
-    // Every admission at debug; at info only the summary line (AdmissionSummary), errors and denials.
+    if (result !== 'error' && !deps.logger.isLevelEnabled('debug')) return;
+    // Every admission at debug; at info only the summary line (AdmissionSummary) and errors.
+    // Anyone can reach the port: one info line per request would let them fill the log.
     const response = 'response' in answer.body ? answer.body.response : undefined;
     const warnings = response?.warnings ?? [];
     const log = deps.logger.child(requestFields(answer.request));
@@ -139,7 +140,7 @@ export function createMutateHandler(deps: MutateDeps): (req: IncomingMessage, re
     const problem = 'message' in answer.body ? answer.body.message : response?.status?.message;
     if (result === 'error') log.error({ ...fields, problem }, 'admission failed');
     else if (result === 'rejected') log.debug({ ...fields, problem }, 'request rejected');
-    else if (result === 'denied') log.info({ ...fields, problem }, 'admission denied');
+    else if (result === 'denied') log.debug({ ...fields, problem }, 'admission denied');
     else if (reason === 'injected') log.debug({ ...fields, warnings }, 'drain hook injected');
     else if (warnings.length > 0) log.debug({ ...fields, warnings }, 'admission allowed unchanged, with warnings');
     else log.debug(fields, 'admission allowed unchanged');
