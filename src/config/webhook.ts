@@ -16,7 +16,7 @@ export const WEBHOOK_OPTIONS = {
   onExistingPreStop: { kind: 'enum', flag: 'on-existing-prestop', env: 'CONNDRAIN_ON_EXISTING_PRESTOP', default: 'skip', values: ['skip', 'replace'], description: 'what to do with a container that already has a preStop hook' },
   shutdownDelay: { kind: 'duration', flag: 'shutdown-delay', env: 'CONNDRAIN_SHUTDOWN_DELAY', default: '5s', minMs: 0, maxMs: 600_000, description: 'on SIGTERM, how long to keep serving (with /readyz 503) while the endpoint removal reaches the API servers' },
   shutdownTimeout: { kind: 'duration', flag: 'shutdown-timeout', env: 'CONNDRAIN_SHUTDOWN_TIMEOUT', default: '20s', minMs: 0, maxMs: 600_000, description: 'after --shutdown-delay, how long in-flight requests may take before every remaining connection is closed and the process exits' },
-  maxConnections: { kind: 'int', flag: 'max-connections', env: 'CONNDRAIN_MAX_CONNECTIONS', default: 256, min: 1, max: 65_535, description: 'open TCP connections per replica; more are closed at once (docs/webhook-operations.md: 256 x ~60 KiB each stays far inside the memory limit)' },
+  maxConnections: { kind: 'int', flag: 'max-connections', env: 'CONNDRAIN_MAX_CONNECTIONS', default: 256, min: 1, max: 65_535, description: 'open TCP connections per replica; more are closed at once (docs/webhook-operations.md: 256 x ~43 KiB each, far inside the memory limit)' },
   logLevel: { kind: 'enum', flag: 'log-level', env: 'CONNDRAIN_LOG_LEVEL', default: 'info', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], description: 'pino log level' },
 } as const satisfies Record<string, OptionSpec>;
 
