@@ -12,6 +12,7 @@ import { registerLabCommands } from './lab-commands.js';
 import { registerDoctorCommands } from './doctor-commands.js';
 import { CliExit } from './exit.js';
 import { applyUsageErrorRule, USAGE_EXIT, usageLine } from './usage-error.js';
+import { exitAfterOutput } from './flush.js';
 
 export function buildProgram(): Command {
   const program = new Command('conndrain')
@@ -29,17 +30,19 @@ async function main(): Promise<void> {
   try {
     await buildProgram().parseAsync(process.argv);
   } catch (error) {
+    // Every way out waits for stdout/stderr to be written: `conndrain inject ... | kubectl
+    // apply -f -` must get the whole output even when inject exits 1.
     if (error instanceof CliExit) {
       const text = error.exitCode === USAGE_EXIT ? usageLine(error.message) : error.message;
       if (text !== '') process.stderr.write(`${text}\n`);
-      process.exit(error.exitCode);
+      await exitAfterOutput(error.exitCode);
     }
     const commanderCode = (error as { code?: string }).code;
     if (typeof commanderCode === 'string' && commanderCode.startsWith('commander.')) {
-      process.exit((error as { exitCode?: number }).exitCode ?? 1);
+      await exitAfterOutput((error as { exitCode?: number }).exitCode ?? 1);
     }
     process.stderr.write(`conndrain: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
+    await exitAfterOutput(1);
   }
 }
 

@@ -11,6 +11,7 @@ import {
 } from './contract.js';
 import { DURATION_HINT, formatDuration, parseDurationMs } from './duration.js';
 import { fail, ok, type Result } from './result.js';
+import { quoteValue } from './quote.js';
 
 /** What an app team asked for, parsed and bounds-checked. Durations in milliseconds. */
 export interface DrainSettings {
@@ -67,7 +68,7 @@ type Annotations = Readonly<Record<string, string | undefined>> | undefined;
 const CONTAINER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 function problem(code: AnnotationProblemCode, annotation: string, value: string, why: string): AnnotationProblem {
-  return { code, annotation, value, message: `annotation ${annotation}="${value}": ${why}` };
+  return { code, annotation, value, message: `annotation ${annotation}=${quoteValue(value)}: ${why}` };
 }
 
 function parseBoundedDuration(
@@ -112,7 +113,8 @@ function parseContainers(raw: string): Result<string[], AnnotationProblem> {
   const names = raw.split(',').map((n) => n.trim()).filter((n) => n !== '');
   const bad = names.filter((n) => !CONTAINER_NAME.test(n) || n.length > 63);
   if (names.length === 0 || bad.length > 0) {
-    const which = bad.length > 0 ? `"${bad.join('", "')}" is not a container name` : 'the list names no container';
+    const shown = bad.slice(0, 3).map((n) => quoteValue(n)).join(', ') + (bad.length > 3 ? ` and ${bad.length - 3} more` : '');
+    const which = bad.length > 0 ? `${shown} ${bad.length === 1 ? 'is not a container name' : 'are not container names'}` : 'the list names no container';
     return fail(problem('invalid-containers', ANNOTATION_CONTAINERS, raw, `${which}; expected a comma-separated list of container names like "app,proxy"`));
   }
   return ok([...new Set(names)]);

@@ -1,4 +1,5 @@
 import { fail, ok, type Result } from './result.js';
+import { quoteValue } from './quote.js';
 
 /**
  * Parses a duration the way the annotations accept it: Go style (`30s`, `1m30s`, `2m`,
@@ -21,16 +22,16 @@ export const DURATION_HINT = 'a duration like 30s, 1m30s, 2m or a whole number o
 export function parseDurationMs(text: string): Result<number, string> {
   const value = text.trim();
   if (value === '') return fail(`empty value; expected ${DURATION_HINT}`);
-  if (value.startsWith('-')) return fail(`negative duration "${value}"; expected ${DURATION_HINT}`);
+  if (value.startsWith('-')) return fail(`negative duration ${quoteValue(value)}; expected ${DURATION_HINT}`);
   if (PLAIN_SECONDS.test(value)) return ok(Math.round(Number(value) * 1000));
-  if (!GO_DURATION.test(value)) return fail(`"${value}" is not a duration; expected ${DURATION_HINT}`);
+  if (!GO_DURATION.test(value)) return fail(`${quoteValue(value)} is not a duration; expected ${DURATION_HINT}`);
   let total = 0;
   for (const match of value.matchAll(GO_PART)) {
     const amount = Number(match[1]);
     const unit = UNIT_MS[match[2] ?? 's'] ?? 1000;
     total += amount * unit;
   }
-  if (!Number.isFinite(total)) return fail(`"${value}" is too large; expected ${DURATION_HINT}`);
+  if (!Number.isFinite(total)) return fail(`${quoteValue(value)} is too large; expected ${DURATION_HINT}`);
   return ok(Math.round(total));
 }
 

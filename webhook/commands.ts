@@ -119,7 +119,7 @@ Every flag can also come from its environment variable (shown above); flags win.
     const running = await startWebhookServer({ config, logger });
     if (running.firstLoad !== 'loaded') logger.error({ certDir: config.certDir, result: running.firstLoad }, 'no valid certificate yet: /readyz answers 503 until one appears');
     const signal = await waitForSignal();
-    logger.info({ signal }, 'stopping: no new connections, finishing in-flight requests');
+    logger.info({ signal, shutdownDelayMs: config.shutdownDelayMs, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'stopping: /readyz 503, serving through the delay, then finishing in-flight requests');
     await running.close();
     throw new CliExit(0);
   });

@@ -1,12 +1,16 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { WebhookConfig } from '../src/config/webhook.js';
 import type { RandomSource } from '../src/inject/index.js';
 import type { Logger } from '../src/logging.js';
 import { statusBody } from './admission/answer.js';
-import { createMutateHandler } from './http/mutate.js';
+import { AdmissionSummary } from './http/admission-summary.js';
+import { BodyBudget } from './http/body-budget.js';
+import { ConnectionTracker } from './http/connections.js';
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './http/limits.js';
+import { createMutateHandler, refusalOfHead } from './http/mutate.js';
 import { createWebhookMetrics, type WebhookMetrics } from './metrics.js';
 import { CertificateSource, type ReloadResult } from './tls/cert-source.js';
 import { MIN_TLS_VERSION } from './tls/pair.js';
@@ -23,6 +27,10 @@ export interface WebhookServerOptions {
    * dispatched before Express, see below). Kept for the benchmark's side-by-side figures.
    */
   mutateThroughExpress?: boolean;
+  /** Timeouts and the body budget (tests shorten them); DEFAULT_CONNECTION_LIMITS otherwise. */
+  limits?: Partial<ConnectionLimits>;
+  /** How often the info summary of admissions is logged (default 60 s). */
+  summaryIntervalMs?: number;
 }
 
 export interface RunningWebhook {
@@ -32,7 +40,15 @@ export interface RunningWebhook {
   certificates: CertificateSource;
   /** Result of the first certificate load (the server listens even without a pair; /readyz says so). */
   firstLoad: ReloadResult;
-  /** Stops accepting, lets in-flight requests finish (at most shutdownTimeoutMs), then resolves. */
+  /** TCP sockets open now (handshakes in progress included). */
+  connections(): number;
+  /**
+   * The shutdown sequence: /readyz turns 503 and everything keeps being served for
+   * shutdownDelayMs (the endpoint removal reaches the API servers), then the listener closes,
+   * idle keep-alive connections are closed and answers carry `Connection: close`, in-flight
+   * requests finish, and at shutdownTimeoutMs after the delay every socket still open (TLS
+   * handshakes included) is destroyed. Resolves when the server is closed.
+   */
   close(): Promise<void>;
 }
 
@@ -45,11 +61,25 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const { config, logger } = options;
   const metrics = options.metrics ?? createWebhookMetrics();
   const random = options.random ?? pooledRandom();
+  const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
+  /** SIGTERM received: /readyz 503, everything else as usual. */
+  let draining = false;
+  /** The delay is over: no new connections, answers close their connection. */
   let closing = false;
 
-  const server = createServer({ minVersion: MIN_TLS_VERSION });
-  // The API server waits at most 30 s for a webhook; a body still arriving after that is abandoned.
-  server.requestTimeout = 30_000;
+  const server = createServer({ minVersion: MIN_TLS_VERSION, handshakeTimeout: limits.handshakeTimeoutMs, connectionsCheckingInterval: limits.checkIntervalMs });
+  server.headersTimeout = limits.headersTimeoutMs;
+  // requestTimeout is kept as a backstop; on Node 20 it stops applying once the headers are
+  // complete, so the body has its own deadlines in readBody.
+  server.requestTimeout = limits.headersTimeoutMs + limits.bodyTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  // Per replica; docs/webhook-operations.md has the arithmetic against the memory limit.
+  server.maxConnections = config.maxConnections;
+  const sockets = new ConnectionTracker();
+  server.on('connection', (socket: Socket) => sockets.add(socket));
+  server.on('drop', () => logger.debug({ maxConnections: config.maxConnections }, 'connection refused: --max-connections reached'));
+  const budget = new BodyBudget(limits.bodyBudgetBytes);
+  const summary = new AdmissionSummary(logger, options.summaryIntervalMs ?? 60_000);
   const certificates = new CertificateSource({
     dir: config.certDir,
     pollIntervalMs: config.certPollIntervalMs,
@@ -68,13 +98,13 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     }
     next();
   });
-  const mutate = createMutateHandler({ config, random, logger, metrics, closing: () => closing });
+  const mutate = createMutateHandler({ config, random, logger, metrics, limits, budget, summary, closing: () => closing });
   app.all('/mutate', (req: Request, res: Response) => mutate(req, res));
   app.get('/healthz', (_req: Request, res: Response) => {
     res.type('text/plain').send('ok');
   });
   app.get('/readyz', (_req: Request, res: Response) => {
-    if (closing) res.status(503).type('text/plain').send('shutting down');
+    if (draining) res.status(503).type('text/plain').send('shutting down');
     else if (!certificates.isValid()) res.status(503).type('text/plain').send(`no valid certificate in ${config.certDir}`);
     else res.type('text/plain').send('ok');
   });
@@ -95,15 +125,27 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   // of reach. So /mutate (with any query string: the API server appends ?timeout=10s) is
   // answered by the same handler straight from node:https; Express serves everything else.
   const throughExpress = options.mutateThroughExpress === true;
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (!throughExpress && (req.url === '/mutate' || req.url?.startsWith('/mutate?') === true)) {
+  const isMutate = (req: IncomingMessage): boolean => req.url === '/mutate' || req.url?.startsWith('/mutate?') === true;
+  const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
+    if (!throughExpress && isMutate(req)) {
       if (closing) res.on('finish', () => server.closeIdleConnections());
       void mutate(req, res);
       return;
     }
     app(req, res);
+  };
+  server.on('request', dispatch);
+  // `Expect: 100-continue`: invite the body only when it would be read. A refusal decided on
+  // the head (413, 415, 405) is answered at once, without the 100 that would start the upload.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!isMutate(req) || refusalOfHead(req) === undefined) res.writeContinue();
+    dispatch(req, res);
   });
-  server.on('tlsClientError', (error: Error) => logger.debug({ err: error }, 'TLS handshake failed'));
+  // A failed or timed-out handshake (handshakeTimeout) ends its socket: nothing else would.
+  server.on('tlsClientError', (error: Error, socket: Socket) => {
+    logger.debug({ err: error }, 'TLS handshake failed');
+    socket.destroy();
+  });
 
   const firstLoad = await certificates.start();
   await new Promise<void>((resolve, reject) => {
@@ -118,23 +160,34 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   logger.flush();
 
   let closed: Promise<void> | undefined;
+  const stop = (resolve: () => void): void => {
+    closing = true;
+    logger.info({ connections: sockets.size, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutdown: no new connections, closing idle ones, finishing in-flight requests');
+    const deadline = setTimeout(() => {
+      server.closeAllConnections();
+      const destroyed = sockets.destroyAll();
+      logger.warn({ shutdownTimeoutMs: config.shutdownTimeoutMs, destroyed }, 'shutdown timeout: closed the remaining connections');
+    }, config.shutdownTimeoutMs);
+    // close() stops the listener and (Node >= 19) closes idle keep-alive connections; busy
+    // ones close after their answer (Connection: close, then closeIdleConnections).
+    server.close(() => {
+      clearTimeout(deadline);
+      summary.stop();
+      logger.info('webhook stopped');
+      logger.flush();
+      resolve();
+    });
+    server.closeIdleConnections();
+  };
   const close = (): Promise<void> => {
     closed ??= new Promise<void>((resolve) => {
-      closing = true;
+      draining = true;
       certificates.stop();
-      const deadline = setTimeout(() => {
-        logger.warn({ shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutdown timeout: closing the remaining connections');
-        server.closeAllConnections();
-      }, config.shutdownTimeoutMs);
-      server.close(() => {
-        clearTimeout(deadline);
-        logger.info('webhook stopped');
-        logger.flush();
-        resolve();
-      });
-      server.closeIdleConnections();
+      logger.info({ shutdownDelayMs: config.shutdownDelayMs }, 'shutdown: /readyz now 503, still serving while the endpoint removal propagates');
+      if (config.shutdownDelayMs <= 0) stop(resolve);
+      else setTimeout(() => stop(resolve), config.shutdownDelayMs);
     });
     return closed;
   };
-  return { server, port, metrics, certificates, firstLoad, close };
+  return { server, port, metrics, certificates, firstLoad, connections: () => sockets.size, close };
 }

@@ -44,11 +44,11 @@ await new Promise<void>((resolve) => bareParse.listen(0, '127.0.0.1', resolve));
 // The production logger (level info, lines batched like `conndrain webhook` does), into /dev/null.
 const logger = createLogger({ level: 'info', component: 'webhook', destination: batchedDestination('/dev/null') });
 const ours = await startWebhookServer({
-  config: { ...DEFAULT_INJECT_CONFIG, address: '127.0.0.1', port: 0, certDir, certPollIntervalMs: 5000, shutdownTimeoutMs: 1000, logLevel: 'info' },
+  config: { ...DEFAULT_INJECT_CONFIG, address: '127.0.0.1', port: 0, certDir, certPollIntervalMs: 5000, shutdownDelayMs: 0, shutdownTimeoutMs: 1000, maxConnections: 1024, logLevel: 'info' },
   logger,
 });
 const oursViaExpress = await startWebhookServer({
-  config: { ...DEFAULT_INJECT_CONFIG, address: '127.0.0.1', port: 0, certDir, certPollIntervalMs: 5000, shutdownTimeoutMs: 1000, logLevel: 'info' },
+  config: { ...DEFAULT_INJECT_CONFIG, address: '127.0.0.1', port: 0, certDir, certPollIntervalMs: 5000, shutdownDelayMs: 0, shutdownTimeoutMs: 1000, maxConnections: 1024, logLevel: 'info' },
   logger,
   mutateThroughExpress: true,
 });

@@ -14,7 +14,9 @@ export const WEBHOOK_OPTIONS = {
   maxDuration: { kind: 'duration', flag: 'max-duration', env: 'CONNDRAIN_MAX_DURATION', default: '1h', minMs: 1000, maxMs: 86_400_000, description: 'upper bound for every duration annotation' },
   onInvalid: { kind: 'enum', flag: 'on-invalid', env: 'CONNDRAIN_ON_INVALID', default: 'deny', values: ['deny', 'allow'], description: 'deny a pod with invalid annotations, or allow it unchanged with a warning' },
   onExistingPreStop: { kind: 'enum', flag: 'on-existing-prestop', env: 'CONNDRAIN_ON_EXISTING_PRESTOP', default: 'skip', values: ['skip', 'replace'], description: 'what to do with a container that already has a preStop hook' },
-  shutdownTimeout: { kind: 'duration', flag: 'shutdown-timeout', env: 'CONNDRAIN_SHUTDOWN_TIMEOUT', default: '20s', minMs: 0, maxMs: 600_000, description: 'on SIGTERM, how long in-flight requests may take before the process exits' },
+  shutdownDelay: { kind: 'duration', flag: 'shutdown-delay', env: 'CONNDRAIN_SHUTDOWN_DELAY', default: '5s', minMs: 0, maxMs: 600_000, description: 'on SIGTERM, how long to keep serving (with /readyz 503) while the endpoint removal reaches the API servers' },
+  shutdownTimeout: { kind: 'duration', flag: 'shutdown-timeout', env: 'CONNDRAIN_SHUTDOWN_TIMEOUT', default: '20s', minMs: 0, maxMs: 600_000, description: 'after --shutdown-delay, how long in-flight requests may take before every remaining connection is closed and the process exits' },
+  maxConnections: { kind: 'int', flag: 'max-connections', env: 'CONNDRAIN_MAX_CONNECTIONS', default: 256, min: 1, max: 65_535, description: 'open TCP connections per replica; more are closed at once (docs/webhook-operations.md: 256 x ~43 KiB each, far inside the memory limit)' },
   logLevel: { kind: 'enum', flag: 'log-level', env: 'CONNDRAIN_LOG_LEVEL', default: 'info', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], description: 'pino log level' },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -33,7 +35,12 @@ export interface WebhookConfig extends InjectConfig {
   port: number;
   certDir: string;
   certPollIntervalMs: number;
+  /** SIGTERM -> keep serving this long (/readyz 503) -> stop accepting, close idle connections. */
+  shutdownDelayMs: number;
+  /** After the delay: in-flight requests may take this long, then every socket is closed. */
   shutdownTimeoutMs: number;
+  /** net.Server maxConnections: TCP connections beyond it are closed on accept. */
+  maxConnections: number;
   logLevel: string;
 }
 
@@ -61,7 +68,9 @@ export function loadWebhookConfig(sources: ConfigSources): Result<WebhookConfig,
     maxDurationMs: Number(v.maxDuration),
     onInvalid: v.onInvalid as WebhookConfig['onInvalid'],
     onExistingPreStop: v.onExistingPreStop as WebhookConfig['onExistingPreStop'],
+    shutdownDelayMs: Number(v.shutdownDelay),
     shutdownTimeoutMs: Number(v.shutdownTimeout),
+    maxConnections: Number(v.maxConnections),
     logLevel: String(v.logLevel),
   };
   if (config.defaultDrainMs > config.maxDurationMs) {

@@ -16,6 +16,7 @@ import { copyWith, isObject, jsonEqual, objectAt, type JsonObject } from './json
 import { graceSecondsOf, nativeSidecarNames, plainInitContainerNames, preStopOf, regularContainers, stringAnnotations, type ContainerSlot } from './pod.js';
 import { formatInjectedRecord, parseInjectedRecord } from './record.js';
 import { warningsOf, type SkipReason } from './skip.js';
+import { quoteValue } from '../quote.js';
 
 export interface InjectOptions {
   /**
@@ -60,7 +61,8 @@ function invalid(pod: unknown, problems: AnnotationProblem[]): InjectResult {
 }
 
 function unknownContainerProblem(raw: string, name: string, spec: JsonObject, regular: ContainerSlot[]): AnnotationProblem {
-  const known = regular.map((c) => c.name).join(', ');
+  // Container names come from the pod before the API server validated it: each is bounded, and so is the list.
+  const known = regular.slice(0, 10).map((c) => (c.name.length > 64 ? quoteValue(c.name) : c.name)).join(', ') + (regular.length > 10 ? ` and ${regular.length - 10} more` : '');
   let why = `no regular container named "${name}"`;
   if (nativeSidecarNames(spec).includes(name)) why = `"${name}" is a native sidecar (init container with restartPolicy Always), which conndrain leaves alone`;
   else if (plainInitContainerNames(spec).includes(name)) why = `"${name}" is an init container, which never gets a preStop hook`;
@@ -68,7 +70,7 @@ function unknownContainerProblem(raw: string, name: string, spec: JsonObject, re
     code: 'unknown-container',
     annotation: ANNOTATION_CONTAINERS,
     value: raw,
-    message: `annotation ${ANNOTATION_CONTAINERS}="${raw}": ${why}; expected names from: ${known}`,
+    message: `annotation ${ANNOTATION_CONTAINERS}=${quoteValue(raw)}: ${why}; expected names from: ${known}`,
   };
 }
 
@@ -114,12 +116,12 @@ function run(input: unknown, config: InjectConfig, random: RandomSource, scope: 
       hooked.push(slot);
     } else if (config.onExistingPreStop === 'replace') {
       hooked.push(slot);
-      notes.push(`conndrain: container "${name}" had its own preStop hook; it was replaced by the drain hook (webhook config on-existing-prestop=replace)`);
+      notes.push(`conndrain: container ${quoteValue(name)} had its own preStop hook; it was replaced by the drain hook (webhook config on-existing-prestop=replace)`);
     } else {
       skipped.push({
         code: 'existing-prestop',
         container: name,
-        message: `container "${name}" already has a preStop hook; it keeps it and gets no drain hook (webhook config on-existing-prestop=replace would replace it)`,
+        message: `container ${quoteValue(name)} already has a preStop hook; it keeps it and gets no drain hook (webhook config on-existing-prestop=replace would replace it)`,
       });
     }
   }
@@ -140,7 +142,7 @@ function run(input: unknown, config: InjectConfig, random: RandomSource, scope: 
     if (existingId !== undefined && isDrainId(existingId)) drainId = existingId;
     else {
       drainId = newDrainId(random);
-      if (existingId !== undefined) notes.push(`conndrain: annotation ${ANNOTATION_DRAIN_ID}="${existingId}" is not a drain id written by conndrain; it was replaced`);
+      if (existingId !== undefined) notes.push(`conndrain: annotation ${ANNOTATION_DRAIN_ID}=${quoteValue(existingId)} is not a drain id written by conndrain; it was replaced`);
     }
   }
 

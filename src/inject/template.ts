@@ -6,6 +6,7 @@ import type { RandomSource } from './drain-id.js';
 import { injectPod, type InjectReason } from './inject.js';
 import { isObject, objectAt, stringAt, type JsonObject } from './json.js';
 import { stringAnnotations } from './pod.js';
+import { quoteValue } from '../quote.js';
 
 /** Workload kinds whose pod template conndrain checks (webhook) and rewrites (`conndrain inject`). */
 export const WORKLOAD_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob'] as const;
@@ -44,7 +45,7 @@ function describe(workload: unknown, kind: WorkloadKind): string {
 function templateWarnings(template: JsonObject): string[] {
   const id = stringAnnotations(objectAt(template, 'metadata'))[ANNOTATION_DRAIN_ID];
   if (id === undefined) return [];
-  return [`conndrain: the pod template sets ${ANNOTATION_DRAIN_ID}="${id}", so every pod it creates would share one drain id; remove it (the webhook assigns one per pod)`];
+  return [`conndrain: the pod template sets ${ANNOTATION_DRAIN_ID}=${quoteValue(id)}, so every pod it creates would share one drain id; remove it (the webhook assigns one per pod)`];
 }
 
 const NO_RANDOM: RandomSource = (count) => new Uint8Array(count);

@@ -20,7 +20,8 @@ function envOf(container: IContainer): Record<string, string> {
 }
 
 function checkEnvNames(container: IContainer, specs: Readonly<Record<string, OptionSpec>>): string[] {
-  const known = new Set(Object.values(specs).map((s) => s.env));
+  // NODE_OPTIONS is read by node itself (V8 heap sizing), not by conndrain's config.
+  const known = new Set([...Object.values(specs).map((s) => s.env), 'NODE_OPTIONS']);
   return (container.env ?? []).map((e) => e.name).filter((name) => !known.has(name));
 }
 

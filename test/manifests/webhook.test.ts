@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { WEBHOOK_OPTIONS } from '../../src/config/webhook.js';
 import { NAMESPACE_INJECT_LABEL, NAMESPACE_INJECT_VALUE, SYSTEM_NAMESPACE } from '../../src/contract.js';
-import { parseArgs, stringOption } from './cli-args.js';
+import { parseDurationMs } from '../../src/duration.js';
+import { intOption, parseArgs, stringOption } from './cli-args.js';
 import { deployment, onlyContainer, podSpecOf, resolvePort, service, WEBHOOK_CERTIFICATE, WEBHOOK_CONFIGURATION, WEBHOOK_DEPLOYMENT, WEBHOOK_SERVICE, webhookConfiguration } from './objects.js';
 import { checkPodSecurity } from './pod-security.js';
 import { KUBECTL_MISSING, pick, renderAll } from './render.js';
@@ -68,6 +69,24 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
         for (const probe of [container.livenessProbe, container.readinessProbe]) assert.equal(probe?.httpGet?.scheme, 'HTTPS');
         assert.ok(container.resources?.requests?.cpu !== undefined && container.resources.requests.memory !== undefined);
         assert.ok(container.resources?.limits?.memory !== undefined);
+      });
+
+      it('gives the shutdown sequence its time: grace period covers --shutdown-delay + --shutdown-timeout', () => {
+        const seconds = (spec: typeof WEBHOOK_OPTIONS.shutdownDelay | typeof WEBHOOK_OPTIONS.shutdownTimeout): number => {
+          const parsed = parseDurationMs(stringOption(args, spec) ?? '');
+          assert.ok(parsed.ok, `--${spec.flag}`);
+          return parsed.value / 1000;
+        };
+        const delay = seconds(WEBHOOK_OPTIONS.shutdownDelay);
+        const timeout = seconds(WEBHOOK_OPTIONS.shutdownTimeout);
+        assert.ok(delay > 0, 'a propagation delay: /readyz 503 while the endpoint removal spreads');
+        assert.ok((pod.terminationGracePeriodSeconds ?? 30) >= delay + timeout, `grace ${String(pod.terminationGracePeriodSeconds)} s < ${delay} + ${timeout} s`);
+      });
+
+      it('caps connections per replica and has a memory limit to hold the cap against', () => {
+        const cap = intOption(args, WEBHOOK_OPTIONS.maxConnections);
+        assert.ok(cap >= 16 && cap <= 1024, `--max-connections ${cap}`);
+        assert.match(String(container.resources?.limits?.memory), /^\d+Mi$/);
       });
 
       it('mounts the serving Secret, whole and read-only, at --cert-dir', () => {

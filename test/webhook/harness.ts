@@ -8,6 +8,7 @@ import type { TLSSocket } from 'node:tls';
 import { DEFAULT_INJECT_CONFIG, type WebhookConfig } from '../../src/config/webhook.js';
 import { seededRandom, type RandomSource } from '../../src/inject/index.js';
 import { createLogger } from '../../src/logging.js';
+import type { ConnectionLimits } from '../../webhook/http/limits.js';
 import { startWebhookServer, type RunningWebhook } from '../../webhook/server.js';
 import { createTestCa, installPair, issueServingPair, type ServingPair, type TestCa } from './certs.js';
 
@@ -20,7 +21,7 @@ export interface TestWebhook {
   stop(): Promise<void>;
 }
 
-export async function startTestWebhook(options: { withCert?: boolean; random?: RandomSource; config?: Partial<WebhookConfig> } = {}): Promise<TestWebhook> {
+export async function startTestWebhook(options: { withCert?: boolean; random?: RandomSource; config?: Partial<WebhookConfig>; limits?: Partial<ConnectionLimits> } = {}): Promise<TestWebhook> {
   const ca = createTestCa();
   const certDir = mkdtempSync(join(tmpdir(), 'cdwh-certs-'));
   const pair = options.withCert === false ? undefined : issueServingPair(ca);
@@ -38,11 +39,13 @@ export async function startTestWebhook(options: { withCert?: boolean; random?: R
     port: 0,
     certDir,
     certPollIntervalMs: 100,
+    shutdownDelayMs: 0,
     shutdownTimeoutMs: 5000,
+    maxConnections: 256,
     logLevel: 'debug',
     ...options.config,
   };
-  const running = await startWebhookServer({ config, logger: createLogger({ level: config.logLevel, component: 'webhook', destination: sink }), random: options.random ?? seededRandom(11) });
+  const running = await startWebhookServer({ config, logger: createLogger({ level: config.logLevel, component: 'webhook', destination: sink }), random: options.random ?? seededRandom(11), limits: options.limits });
   return {
     running, ca, certDir, pair, logs,
     stop: async () => {

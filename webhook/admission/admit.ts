@@ -2,6 +2,7 @@ import type { InjectConfig } from '../../src/config/webhook.js';
 import { checkWorkload, injectPod, isWorkloadKind, type RandomSource } from '../../src/inject/index.js';
 import type { AdmissionRequest, AdmissionResponse } from './types.js';
 import { diffPatch, encodePatch } from './patch.js';
+import { boundMessage, boundWarnings } from './printable.js';
 
 /** How an admission ended, for the metric labels and the log line. */
 export interface AdmissionOutcome {
@@ -22,19 +23,10 @@ export interface AdmitDeps {
   random: RandomSource;
 }
 
-// The API server passes warnings through to kubectl as HTTP headers: keep them on one printable line.
-function printable(text: string): string {
-  let out = '';
-  for (const ch of text) {
-    const code = ch.codePointAt(0) ?? 0;
-    out += code < 0x20 || code === 0x7f ? ' ' : ch;
-  }
-  return out;
-}
 
 function allow(uid: string, reason: string, warnings: string[] = []): Admission {
   const response: AdmissionResponse = { uid, allowed: true };
-  if (warnings.length > 0) response.warnings = warnings.map(printable);
+  if (warnings.length > 0) response.warnings = boundWarnings(warnings);
   return { response, outcome: { result: 'allowed', reason, patchOperations: 0 } };
 }
 
@@ -55,14 +47,14 @@ function admitPod(request: AdmissionRequest, deps: AdmitDeps): Admission {
   const injected = injectPod(request.object, deps.config, deps.random);
   if (injected.reason === 'internal-error') {
     return {
-      response: { uid, allowed: false, status: { code: 500, reason: 'InternalError', message: printable(injected.warnings.join('; ')) } },
+      response: { uid, allowed: false, status: { code: 500, reason: 'InternalError', message: boundMessage(injected.warnings.join('; ')) } },
       outcome: { result: 'error', reason: 'internal-error', patchOperations: 0 },
     };
   }
   if (injected.reason === 'invalid-annotations' && deps.config.onInvalid === 'deny') {
     const message = `conndrain: invalid drain annotations: ${injected.problems.map((p) => p.message).join('; ')}`;
     return {
-      response: { uid, allowed: false, status: { code: 403, reason: 'Forbidden', message: printable(message) } },
+      response: { uid, allowed: false, status: { code: 403, reason: 'Forbidden', message: boundMessage(message) } },
       outcome: { result: 'denied', reason: 'invalid-annotations', patchOperations: 0 },
     };
   }
@@ -96,7 +88,7 @@ export function admit(request: AdmissionRequest, deps: AdmitDeps): Admission {
   } catch (error) {
     const message = `conndrain: internal error: ${error instanceof Error ? error.message : String(error)}`;
     return {
-      response: { uid: request.uid, allowed: false, status: { code: 500, reason: 'InternalError', message: printable(message) } },
+      response: { uid: request.uid, allowed: false, status: { code: 500, reason: 'InternalError', message: boundMessage(message) } },
       outcome: { result: 'error', reason: 'internal-error', patchOperations: 0 },
     };
   }

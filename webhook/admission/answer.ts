@@ -1,5 +1,6 @@
 import { admit, type AdmissionOutcome, type AdmitDeps } from './admit.js';
 import { decodeReview } from './hygiene.js';
+import { boundMessage } from './printable.js';
 import { reviewOf, type AdmissionRequest, type AdmissionReviewResponse } from './types.js';
 
 /** metav1.Status, the body of a refused request (the API server logs it). */
@@ -18,7 +19,7 @@ export type Answer =
   | { status: number; body: StatusBody; outcome: AdmissionOutcome; request?: undefined };
 
 export function statusBody(code: number, reason: string, message: string): StatusBody {
-  return { apiVersion: 'v1', kind: 'Status', status: 'Failure', code, reason, message };
+  return { apiVersion: 'v1', kind: 'Status', status: 'Failure', code, reason, message: boundMessage(message) };
 }
 
 /** Decodes a body and admits it: the same path for `POST /mutate` and `conndrain review`. Never throws. */

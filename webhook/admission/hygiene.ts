@@ -1,3 +1,4 @@
+import { quoteValue } from '../../src/quote.js';
 import { fail, ok, type Result } from '../../src/result.js';
 import { ADMISSION_API_VERSION, ADMISSION_KIND, type AdmissionRequest } from './types.js';
 
@@ -41,7 +42,7 @@ export function checkRequestHead(method: string, contentType: string | undefined
   }
   const mediaType = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   if (mediaType !== 'application/json') {
-    const got = contentType === undefined || contentType === '' ? 'no content type' : `content type "${contentType}"`;
+    const got = contentType === undefined || contentType === '' ? 'no content type' : `content type ${quoteValue(contentType)}`;
     return { status: 415, code: 'unsupported-media-type', message: `${got} is not supported; expected application/json` };
   }
   if (contentLength !== undefined && Number(contentLength) > MAX_BODY_BYTES) return tooLarge();
@@ -50,6 +51,13 @@ export function checkRequestHead(method: string, contentType: string | undefined
 
 export function tooLarge(): Rejection {
   return { status: 413, code: 'body-too-large', message: `request body is larger than ${MAX_BODY_BYTES} bytes (7 MiB), more than any AdmissionReview the API server sends` };
+}
+
+/** A value from the request as a message shows it: strings quoted and bounded, anything else by its type. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return quoteValue(value);
+  if (value === undefined || value === null) return 'null';
+  return typeName(value);
 }
 
 function typeName(value: unknown): string {
@@ -79,7 +87,7 @@ export function decodeReview(body: string): Result<AdmissionRequest, Rejection> 
     return fail({
       status: 400,
       code: 'wrong-api-version',
-      message: `expected apiVersion "${ADMISSION_API_VERSION}" and kind "${ADMISSION_KIND}", got apiVersion ${JSON.stringify(apiVersion ?? null)} and kind ${JSON.stringify(kind ?? null)}; register the webhook with admissionReviewVersions: ["v1"]`,
+      message: `expected apiVersion "${ADMISSION_API_VERSION}" and kind "${ADMISSION_KIND}", got apiVersion ${shown(apiVersion)} and kind ${shown(kind)}; register the webhook with admissionReviewVersions: ["v1"]`,
     });
   }
   const request = parsed['request'];
