@@ -40,8 +40,8 @@ if [ ! -f "$tarball" ]; then
     --customize-hook="cp '$ca_bundle' \"\$1/etc/ssl/certs/ca-certificates.crt\"" \
     --customize-hook="mkdir -p \"\$1/usr/local/etc\" && echo cafile=/etc/ssl/certs/ca-certificates.crt > \"\$1/usr/local/etc/npmrc\"" \
     --customize-hook="rm -rf \"\$1/usr/share/doc\" \"\$1/usr/share/man\" \"\$1/usr/share/locale\"" \
-    "$SUITE" "$tarball.tmp" "$MIRROR" >&2
-  mv "$tarball.tmp" "$tarball"
+    "$SUITE" "$tarball.tmp.tar" "$MIRROR" >&2
+  mv "$tarball.tmp.tar" "$tarball"
 fi
 ctr=$(buildah from scratch)
 trap 'buildah rm "$ctr" >/dev/null 2>&1 || true' EXIT
