@@ -6,8 +6,11 @@
 # sockets), so the runtime needs no extra Debian package; same Debian release in both stages
 # keeps the glibc the addon was linked against.
 # Build from the repository root:  docker build -f images/agent.Dockerfile -t conndrain-agent .
+# BASE: the image both stages start from (a Debian 12 with Node at /usr/local, npm included in
+# the build stage). The tests pass an offline-built one (test/images/offline-base.sh).
+ARG BASE=node:24-bookworm-slim
 
-FROM node:24-bookworm-slim AS build
+FROM ${BASE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential python3 \
  && rm -rf /var/lib/apt/lists/*
@@ -32,7 +35,7 @@ COPY cli ./cli
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
-FROM node:24-bookworm-slim AS runtime
+FROM ${BASE} AS runtime
 # npm and yarn are not needed at run time: less to patch.
 # nftables: flow pinning replaces conndrain's table with `nft -j -f` (JSON transaction).
 RUN apt-get update \

@@ -6,8 +6,12 @@
 # (types, NetlinkError, IPVS key helpers), so its TypeScript is copied and compiled to
 # native/dist by `npm run build`; its C sources and addon never are.
 # Build from the repository root:  docker build -f images/webhook.Dockerfile -t conndrain-webhook .
+# BASE builds; RUNTIME runs (its Node at /nodejs/bin/node, as in distroless). The tests pass
+# one offline-built image for both (test/images/offline-base.sh).
+ARG BASE=node:24-bookworm-slim
+ARG RUNTIME=gcr.io/distroless/nodejs24-debian12:nonroot
 
-FROM node:24-bookworm-slim AS build
+FROM ${BASE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 COPY native/package.json native/tsconfig.json ./native/
@@ -21,7 +25,7 @@ COPY native/lib ./native/lib
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
-FROM gcr.io/distroless/nodejs24-debian12:nonroot AS runtime
+FROM ${RUNTIME} AS runtime
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /src/package.json ./package.json

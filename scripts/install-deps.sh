@@ -5,12 +5,14 @@
 #   iproute2 nftables iptables conntrack   namespaces, DNAT "services", the conntrack CLI baseline
 #   qemu-system-x86 linux-image-amd64 busybox-static   the IPVS test VM (Debian's kernel has ip_vs)
 #   ipvsadm socat                 IPVS checks in the guest, traffic in the lab
-#   prometheus openssl            promtool check/test rules on the alert rules; the webhook image smoke test's certificates
+#   prometheus openssl            promtool check/test rules on the alert rules; test certificates (test/webhook/certs.ts)
 #                                 (the package's service is not started: no systemd here, policy-rc.d denies it)
+#   buildah podman mmdebstrap     the image tests (test/images): build images/*.Dockerfile, inspect them, and make
+#                                 their base offline from the Debian mirror (no container registry is reachable)
 #   kubectl is expected on the machine for `kubectl kustomize` (the manifests tests skip without it)
 set -euo pipefail
 PACKAGES=(build-essential python3 libmnl-dev libnftables-dev iproute2 nftables iptables conntrack
-  qemu-system-x86 linux-image-amd64 busybox-static ipvsadm socat prometheus openssl)
+  qemu-system-x86 linux-image-amd64 busybox-static ipvsadm socat prometheus openssl buildah podman mmdebstrap)
 if [ "$(id -u)" != 0 ]; then
   echo "install-deps: run as root (apt-get)" >&2
   exit 1

@@ -6,7 +6,8 @@
 //   unit:   *.test.ts          (no privileges)
 //   kernel: *.kernel.test.ts   (root: network namespaces on the host kernel's conntrack)
 //   vm:     *.vm.test.ts       (boots Debian's kernel under QEMU for IPVS)
-// `node test/run.mjs` runs all three; `--suite NAME` (repeatable) picks; extra args filter by path.
+//   image:  *.image.test.ts    (root: builds images/*.Dockerfile with buildah and runs them; minutes)
+// `node test/run.mjs` runs all four; `--suite NAME` (repeatable) picks; extra args filter by path.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -27,6 +28,7 @@ function walk(dir, out) {
 function suiteOf(file) {
   if (file.endsWith('.kernel.test.ts')) return 'kernel';
   if (file.endsWith('.vm.test.ts')) return 'vm';
+  if (file.endsWith('.image.test.ts')) return 'image';
   return 'unit';
 }
 

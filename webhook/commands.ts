@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { addConfigOptions } from '../cli/options.js';
 import { CliExit } from '../cli/exit.js';
-import { loadWebhookConfig, WEBHOOK_OPTIONS, type WebhookConfig } from '../src/config/webhook.js';
-import { batchedDestination, createLogger } from '../src/logging.js';
+import { loadWebhookConfig, WEBHOOK_OPTIONS, type TlsModeConfig, type WebhookConfig } from '../src/config/webhook.js';
+import { batchedDestination, createLogger, type Logger } from '../src/logging.js';
 import { answerReview } from './admission/answer.js';
 import { injectManifests, ManifestError } from './cli/inject-manifests.js';
 
@@ -52,6 +52,27 @@ function waitForSignal(): Promise<NodeJS.Signals> {
     process.on('SIGTERM', on);
     process.on('SIGINT', on);
   });
+}
+
+/** --tls-mode=self-signed: the Secret, the files in --cert-dir and the caBundle, before listening. */
+async function prepareSelfSigned(config: WebhookConfig, tls: TlsModeConfig, logger: Logger): Promise<void> {
+  const { bootstrapSelfSigned } = await import('./tls/self-signed.js');
+  try {
+    await bootstrapSelfSigned({
+      kubeconfig: tls.kubeconfig,
+      namespace: tls.namespace,
+      secretName: tls.secret,
+      webhookConfigurationName: tls.webhookConfiguration,
+      serviceName: tls.serviceName,
+      certDir: config.certDir,
+      validityDays: tls.validityMs / 86_400_000,
+      logger: logger.child({ part: 'self-signed' }),
+    });
+  } catch (error) {
+    logger.error({ err: error }, 'self-signed mode: could not prepare the serving certificate');
+    logger.flush();
+    throw new CliExit(1, `conndrain webhook: self-signed mode: ${(error as Error).message}`);
+  }
 }
 
 export function registerWebhookCommands(program: Command): void {
@@ -114,6 +135,7 @@ Every flag can also come from its environment variable (shown above); flags win.
   webhook.action(async (flags: Record<string, unknown>) => {
     const config = loadConfig(flags);
     const logger = createLogger({ level: config.logLevel, component: 'webhook', destination: batchedDestination() });
+    if (config.tls?.mode === 'self-signed') await prepareSelfSigned(config, config.tls, logger);
     // Loaded here, not at import: every other conndrain command starts without Express.
     const { startWebhookServer } = await import('./server.js');
     const running = await startWebhookServer({ config, logger });

@@ -7,6 +7,13 @@ export const WEBHOOK_OPTIONS = {
   address: { kind: 'string', flag: 'address', env: 'CONNDRAIN_WEBHOOK_ADDRESS', default: '0.0.0.0', description: 'address the HTTPS server listens on' },
   port: { kind: 'int', flag: 'port', env: 'CONNDRAIN_WEBHOOK_PORT', default: 9443, min: 1, max: 65535, description: 'HTTPS port for /mutate, /healthz, /readyz and /metrics' },
   certDir: { kind: 'string', flag: 'cert-dir', env: 'CONNDRAIN_CERT_DIR', default: '/etc/conndrain/tls', description: 'directory holding tls.crt and tls.key (the mounted cert-manager Secret)' },
+  tlsMode: { kind: 'enum', flag: 'tls-mode', env: 'CONNDRAIN_TLS_MODE', default: 'files', values: ['files', 'self-signed'], description: 'files: serve the pair mounted in --cert-dir (cert-manager); self-signed: create or read a CA and serving pair in the Secret --tls-secret, write it to --cert-dir and set the caBundle of --webhook-configuration' },
+  tlsSecret: { kind: 'string', flag: 'tls-secret', env: 'CONNDRAIN_TLS_SECRET', default: 'conndrain-webhook-tls', description: 'self-signed mode: the Secret (in --namespace) holding the CA and serving pair' },
+  webhookConfiguration: { kind: 'string', flag: 'webhook-configuration', env: 'CONNDRAIN_WEBHOOK_CONFIGURATION', default: 'conndrain', description: 'self-signed mode: the MutatingWebhookConfiguration whose caBundle is set' },
+  serviceName: { kind: 'string', flag: 'service-name', env: 'CONNDRAIN_SERVICE_NAME', default: 'conndrain-webhook', description: 'self-signed mode: the Service the API server calls (the certificate names it; webhooks calling it get the caBundle)' },
+  namespace: { kind: 'string', flag: 'namespace', env: 'POD_NAMESPACE', default: 'conndrain-system', description: 'self-signed mode: namespace of the Secret and the Service' },
+  certValidity: { kind: 'duration', flag: 'cert-validity', env: 'CONNDRAIN_CERT_VALIDITY', default: '8760h', minMs: 3_600_000, maxMs: 87_600 * 3_600_000, description: 'self-signed mode: validity of a newly generated CA and serving pair (an expired pair is replaced at the next start)' },
+  kubeconfig: { kind: 'string', flag: 'kubeconfig', env: 'KUBECONFIG', default: '', description: 'self-signed mode: kubeconfig file; in-cluster service account when empty' },
   certPollInterval: { kind: 'duration', flag: 'cert-poll-interval', env: 'CONNDRAIN_CERT_POLL_INTERVAL', default: '5s', minMs: 100, maxMs: 600_000, description: 'how often the certificate files are compared for rotation' },
   defaultHook: { kind: 'enum', flag: 'default-hook', env: 'CONNDRAIN_DEFAULT_HOOK', default: 'sleep', values: HOOK_KINDS, description: 'hook kind for pods that do not set conndrain.io/hook' },
   agentPort: { kind: 'int', flag: 'agent-port', env: 'CONNDRAIN_AGENT_PORT', default: 9901, min: 1, max: 65535, description: 'port of the node agent drain API that hooks of kind agent call on 127.0.0.1' },
@@ -35,6 +42,8 @@ export interface WebhookConfig extends InjectConfig {
   port: number;
   certDir: string;
   certPollIntervalMs: number;
+  /** Absent in programs that build a config by hand (tests, bench): files mode. */
+  tls?: TlsModeConfig;
   /** SIGTERM -> keep serving this long (/readyz 503) -> stop accepting, close idle connections. */
   shutdownDelayMs: number;
   /** After the delay: in-flight requests may take this long, then every socket is closed. */
@@ -42,6 +51,17 @@ export interface WebhookConfig extends InjectConfig {
   /** net.Server maxConnections: TCP connections beyond it are closed on accept. */
   maxConnections: number;
   logLevel: string;
+}
+
+/** Where the serving pair comes from (`--tls-mode` and the self-signed mode's inputs). */
+export interface TlsModeConfig {
+  mode: 'files' | 'self-signed';
+  secret: string;
+  webhookConfiguration: string;
+  serviceName: string;
+  namespace: string;
+  validityMs: number;
+  kubeconfig: string;
 }
 
 export const DEFAULT_INJECT_CONFIG: InjectConfig = {
@@ -62,6 +82,15 @@ export function loadWebhookConfig(sources: ConfigSources): Result<WebhookConfig,
     port: Number(v.port),
     certDir: String(v.certDir),
     certPollIntervalMs: Number(v.certPollInterval),
+    tls: {
+      mode: v.tlsMode as TlsModeConfig['mode'],
+      secret: String(v.tlsSecret),
+      webhookConfiguration: String(v.webhookConfiguration),
+      serviceName: String(v.serviceName),
+      namespace: String(v.namespace),
+      validityMs: Number(v.certValidity),
+      kubeconfig: String(v.kubeconfig),
+    },
     defaultHook: v.defaultHook as WebhookConfig['defaultHook'],
     agentPort: Number(v.agentPort),
     defaultDrainMs: Number(v.defaultDrain),

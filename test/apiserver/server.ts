@@ -13,6 +13,7 @@
  *   replaying every change after N; a compacted N gets an `ERROR` event carrying a 410 `Status`
  *   (reason `Expired`) and the stream ends, as the real server does.
  * - `GET /api/v1/namespaces/<ns>/pods/<name>`, `POST /api/v1/namespaces/<ns>/events` (recorded).
+ * - Secrets and MutatingWebhookConfigurations: get, create, replace, JSON patch (plain-objects.ts).
  *
  * Tests program it directly (`putPod`, `deletePod`, `putEndpointSlice`, `deleteEndpointSlice`,
  * `expireResourceVersions`, `dropWatches`,
@@ -26,6 +27,7 @@ import { writeFileSync } from 'node:fs';
 import { matchesFieldSelector, matchesLabelSelector } from './selectors.js';
 import { handleControl } from './control.js';
 import { collectionOf, RESOURCES, type Resource } from './resources.js';
+import { PlainObjects } from './plain-objects.js';
 
 export type JsonObject = Record<string, unknown> & {
   metadata?: Record<string, unknown> & { name?: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string> };
@@ -72,6 +74,8 @@ export class FakeApiServer {
   private compactedRv = 0;
   private failures: Array<{ status: number; match: 'list' | 'watch' | 'any' }> = [];
   private uidSeq = 0;
+  /** Secrets and MutatingWebhookConfigurations (plain-objects.ts). */
+  readonly plain = new PlainObjects();
   /** Every Event the clients created, in order. */
   readonly events: JsonObject[] = [];
   /** Every request, for assertions on how the client behaved (relists, bookmarks asked for). */
@@ -324,6 +328,7 @@ export class FakeApiServer {
       });
       return;
     }
+    if (this.plain.handle(req, url.pathname, send, (then) => this.readJson(req, then))) return;
     send(404, status(404, 'NotFound', `stand-in: no route ${req.method ?? ''} ${url.pathname}`));
   }
 

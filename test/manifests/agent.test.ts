@@ -20,6 +20,10 @@ describe('agent', { skip: KUBECTL_MISSING }, () => {
       const sc = container.securityContext;
       const args = parseArgs(container.args ?? [], AGENT_OPTIONS);
 
+      it('runs on Linux nodes only (conntrack and IPVS are Linux kernel state)', () => {
+        assert.equal(pod.nodeSelector?.['kubernetes.io/os'], 'linux');
+      });
+
       it('adds NET_ADMIN and no other capability, drops ALL, is not privileged and cannot escalate', () => {
         assert.deepEqual(sc?.capabilities?.add, ['NET_ADMIN']);
         assert.deepEqual(sc?.capabilities?.drop, ['ALL']);

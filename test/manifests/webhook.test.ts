@@ -36,6 +36,9 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
       const pod = podSpecOf(workload);
       const container = onlyContainer(workload);
       const args = parseArgs(container.args ?? [], WEBHOOK_OPTIONS);
+      // components/self-signed: the webhook makes its own certificate, no cert-manager.
+      const selfSigned = args.flags.get('tls-mode') === 'self-signed';
+      const flagOr = (flag: string, fallback: string): string => args.flags.get(flag) ?? fallback;
 
       it('meets Pod Security restricted', () => {
         assert.deepEqual(checkPodSecurity(pod, 'restricted'), []);
@@ -54,7 +57,11 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
         assert.equal(workload.spec?.strategy?.rollingUpdate?.maxUnavailable, 0);
       });
 
-      it('gets no API access: no token, no binding', () => {
+      it('runs on Linux nodes only', () => {
+        assert.equal(pod.nodeSelector?.['kubernetes.io/os'], 'linux');
+      });
+
+      if (!selfSigned) it('gets no API access: no token, no binding', () => {
         assert.equal(pod.automountServiceAccountToken, false);
         const account = pick(objects, 'ServiceAccount', pod.serviceAccountName ?? '') as unknown as { automountServiceAccountToken?: boolean };
         assert.equal(account.automountServiceAccountToken, false);
@@ -89,7 +96,42 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
         assert.match(String(container.resources?.limits?.memory), /^\d+Mi$/);
       });
 
-      it('mounts the serving Secret, whole and read-only, at --cert-dir', () => {
+      if (selfSigned) it('self-signed mode: a token, and only the grants for its Secret and caBundle', () => {
+        assert.equal(pod.automountServiceAccountToken, true);
+        const subject = { kind: 'ServiceAccount', name: pod.serviceAccountName, namespace: workload.metadata?.namespace };
+        const bindings = objects.filter((o) => (o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding') && ((o.subjects ?? []) as Array<typeof subject>).some((x) => x.name === subject.name && x.namespace === subject.namespace));
+        const rules = bindings.flatMap((b) => {
+          const ref = b.roleRef as { kind: string; name: string };
+          const role = objects.find((o) => o.kind === ref.kind && o.metadata.name === ref.name && (ref.kind === 'ClusterRole' || o.metadata.namespace === b.metadata.namespace));
+          return ((role?.rules ?? []) as { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[]).map((r) => ({ ...r, scope: `${ref.kind}:${role?.metadata.namespace ?? ''}` }));
+        });
+        const grants = rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${r.scope} ${r.apiGroups.join()}/${res}:${v}=${(r.resourceNames ?? ['*']).join()}`))).sort();
+        const ns = workload.metadata?.namespace ?? '';
+        const secret = flagOr('tls-secret', WEBHOOK_OPTIONS.tlsSecret.default);
+        const configName = flagOr('webhook-configuration', WEBHOOK_OPTIONS.webhookConfiguration.default);
+        assert.deepEqual(grants, [
+          `ClusterRole: admissionregistration.k8s.io/mutatingwebhookconfigurations:get=${configName}`,
+          `ClusterRole: admissionregistration.k8s.io/mutatingwebhookconfigurations:patch=${configName}`,
+          `Role:${ns} /secrets:create=*`,
+          `Role:${ns} /secrets:get=${secret}`,
+          `Role:${ns} /secrets:update=${secret}`,
+        ]);
+        assert.deepEqual(objects.filter((o) => o.apiVersion.startsWith('cert-manager.io/')).map((o) => o.metadata.name), [], 'no cert-manager object');
+      });
+
+      if (selfSigned) it('self-signed mode: writes the pair to an in-memory emptyDir at --cert-dir, names its own Service and webhook configuration', () => {
+        const mount = container.volumeMounts?.find((m) => m.mountPath === stringOption(args, WEBHOOK_OPTIONS.certDir));
+        const volume = pod.volumes?.find((v) => v.name === mount?.name);
+        assert.equal(volume?.emptyDir?.medium, 'Memory');
+        assert.notEqual(mount?.readOnly, true);
+        const svc = service(objects, WEBHOOK_SERVICE);
+        assert.equal(flagOr('service-name', WEBHOOK_OPTIONS.serviceName.default), svc.metadata?.name);
+        assert.equal(container.env?.find((e) => e.name === WEBHOOK_OPTIONS.namespace.env)?.valueFrom?.fieldRef?.fieldPath, 'metadata.namespace');
+        assert.equal(flagOr('webhook-configuration', WEBHOOK_OPTIONS.webhookConfiguration.default), WEBHOOK_CONFIGURATION);
+        assert.equal(objects.some((o) => o.kind === 'NetworkPolicy'), false, 'the webhook must reach the API server');
+      });
+
+      if (!selfSigned) it('mounts the serving Secret, whole and read-only, at --cert-dir', () => {
         const certificate = pick(objects, 'Certificate', WEBHOOK_CERTIFICATE).spec as CertificateSpec;
         const volume = pod.volumes?.find((v) => v.secret?.secretName === certificate.secretName);
         assert.ok(volume !== undefined, `no volume from Secret ${certificate.secretName}`);
@@ -99,7 +141,7 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
         assert.equal(mount?.subPath, undefined, 'a subPath mount never sees renewals');
       });
 
-      it('serves a certificate whose DNS names are exactly the Service in-cluster names', () => {
+      if (!selfSigned) it('serves a certificate whose DNS names are exactly the Service in-cluster names', () => {
         const svc = service(objects, WEBHOOK_SERVICE);
         const name = svc.metadata?.name ?? '';
         const ns = svc.metadata?.namespace ?? '';
@@ -107,7 +149,7 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
         assert.deepEqual([...(certificate.dnsNames ?? [])].sort(), [name, `${name}.${ns}`, `${name}.${ns}.svc`, `${name}.${ns}.svc.cluster.local`].sort());
       });
 
-      it('rotates the serving certificate ahead of expiry, with a new key, from a CA issuer', () => {
+      if (!selfSigned) it('rotates the serving certificate ahead of expiry, with a new key, from a CA issuer', () => {
         const serving = pick(objects, 'Certificate', WEBHOOK_CERTIFICATE).spec as CertificateSpec;
         assert.ok(hours(serving.renewBefore) < hours(serving.duration));
         assert.ok(hours(serving.renewBefore) >= hours(serving.duration) / 4, 'renew with at least a quarter of the lifetime left');
@@ -135,7 +177,11 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
         const config = webhookConfiguration(objects, WEBHOOK_CONFIGURATION);
         const svc = service(objects, WEBHOOK_SERVICE);
 
-        it('takes its caBundle from the serving certificate (cert-manager cainjector)', () => {
+        if (selfSigned) it('self-signed mode: no cainjector annotation (the webhook sets its caBundle)', () => {
+          assert.equal(config.metadata?.annotations?.['cert-manager.io/inject-ca-from'], undefined);
+        });
+
+        if (!selfSigned) it('takes its caBundle from the serving certificate (cert-manager cainjector)', () => {
           const certificate = pick(objects, 'Certificate', WEBHOOK_CERTIFICATE);
           assert.equal(config.metadata?.annotations?.['cert-manager.io/inject-ca-from'], `${certificate.metadata.namespace ?? ''}/${certificate.metadata.name}`);
         });
@@ -172,6 +218,8 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
           assert.equal(pods.reinvocationPolicy, 'IfNeeded');
           assert.equal(pods.matchPolicy, 'Equivalent');
           assert.ok(['Ignore', 'Fail'].includes(pods.failurePolicy ?? ''), 'failurePolicy must be set explicitly');
+          // Fail only with a webhook that stays scheduled (components/failure-policy-fail).
+          if (pods.failurePolicy === 'Fail') assert.equal(pod.priorityClassName, 'system-cluster-critical');
           assert.ok((pods.timeoutSeconds ?? 10) <= 10);
         });
 

@@ -1,0 +1,30 @@
+/**
+ * `kubectl conndrain ...`: the commands an operator runs from a laptop, under kubectl's plugin
+ * naming (an executable `kubectl-conndrain` on PATH, as krew installs plugins):
+ *   inject  rewrite manifests the way the webhook would
+ *   review  answer an AdmissionReview the way the webhook would
+ *   stale   ghost conntrack entries of a node (--kubeconfig for the EndpointSlices)
+ *   doctor  what the node's kernel offers conndrain
+ * The same commands as `conndrain inject|review|conntrack stale|doctor`; the daemons (webhook,
+ * agent) and the lab are not part of the plugin.
+ */
+import { Command } from 'commander';
+import { registerWebhookCommands } from '../webhook/commands.js';
+import { registerDoctorCommands } from './doctor-commands.js';
+import { addStaleCommand } from './stale-command.js';
+import { applyUsageErrorRule } from './usage-error.js';
+
+export const PLUGIN_COMMANDS = ['inject', 'review', 'stale', 'doctor'] as const;
+
+export function buildPluginProgram(): Command {
+  const program = new Command('kubectl conndrain')
+    .description('conndrain for operators: preview and check drain-hook injection, find ghost conntrack entries, check a node. Installed on PATH as kubectl-conndrain by `npm install -g` of the conndrain package (docs/install.md).')
+    .version('0.1.0');
+  // The webhook's commands include the server itself, which does not belong in a plugin.
+  const webhookCommands = new Command();
+  registerWebhookCommands(webhookCommands);
+  for (const command of webhookCommands.commands) if (command.name() === 'inject' || command.name() === 'review') program.addCommand(command);
+  addStaleCommand(program);
+  registerDoctorCommands(program);
+  return applyUsageErrorRule(program);
+}

@@ -1,0 +1,28 @@
+/**
+ * Runs a command tree as a process: the one place (with its entry points cli/main.ts and
+ * cli/kubectl-main.ts) that turns CliExit and commander's errors into an exit status.
+ */
+import type { Command } from 'commander';
+import { CliExit } from './exit.js';
+import { exitAfterOutput } from './flush.js';
+import { USAGE_EXIT, usageLine } from './usage-error.js';
+
+export async function runProgram(program: Command, name: string): Promise<void> {
+  try {
+    await program.parseAsync(process.argv);
+  } catch (error) {
+    // Every way out waits for stdout/stderr to be written: `conndrain inject ... | kubectl
+    // apply -f -` must get the whole output even when inject exits 1.
+    if (error instanceof CliExit) {
+      const text = error.exitCode === USAGE_EXIT ? usageLine(error.message) : error.message;
+      if (text !== '') process.stderr.write(`${text}\n`);
+      await exitAfterOutput(error.exitCode);
+    }
+    const commanderCode = (error as { code?: string }).code;
+    if (typeof commanderCode === 'string' && commanderCode.startsWith('commander.')) {
+      await exitAfterOutput((error as { exitCode?: number }).exitCode ?? 1);
+    }
+    process.stderr.write(`${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    await exitAfterOutput(1);
+  }
+}
