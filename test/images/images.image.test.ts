@@ -19,7 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { openNetlink } from '../../native/lib/index.js';
+import { openNetlink } from 'netlink-native';
+import { insertConntrackForTest } from 'netlink-native/testing';
 import { FakeApiServer } from '../apiserver/server.js';
 import { managedPod } from '../apiserver/pods.js';
 import { addNetns, API_PORT_IN_NODE, deleteNetns, getUnix, startRelay, until } from '../agent/node-netns.js';
@@ -95,7 +96,7 @@ describe('images built with buildah', { skip, timeout: 60 * 60_000 }, () => {
       relays.push(await startRelay(NS, `unix:${join(dir, 'metrics.sock')}`, `tcp:127.0.0.1:${METRICS_PORT}`));
       const netlink = openNetlink({ netns: NS });
       try {
-        const inserted = await netlink.insertConntrackForTest([
+        const inserted = await insertConntrackForTest(netlink, [
           { protocol: 'udp', origSrc: '192.0.2.7', origDst: '10.96.0.10', replySrc: '10.30.0.1', dstPort: 53, replySrcPort: 5353, timeout: 120 },
           { protocol: 'udp', origSrc: '192.0.2.7', origDst: '10.96.0.10', replySrc: '10.30.0.2', dstPort: 53, replySrcPort: 5353, srcPort: 40000, timeout: 120 },
         ]);
