@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from 'pino';
 import { DRAIN_API_PREFIX } from '../src/contract.js';
 import type { DrainSessions } from './drain-sessions.js';
+import { closeListener, listen } from './health-server.js';
 
 export interface DrainApiOptions {
   sessions: DrainSessions;
@@ -29,6 +30,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 export class DrainApi {
   readonly server: Server;
   private waiting = 0;
+  private idleWaiters: Array<() => void> = [];
 
   constructor(private readonly options: DrainApiOptions) {
     this.server = createServer((req, res) => this.handle(req, res));
@@ -42,16 +44,22 @@ export class DrainApi {
     return this.waiting;
   }
 
-  async listen(port: number, host: string): Promise<number> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
-    const address = this.server.address();
-    return typeof address === 'object' && address !== null ? address.port : port;
+  /** `listenSocket`: a descriptor with SO_REUSEPORT for the zero-gap handover (agent.ts). */
+  listen(port: number, host: string, listenSocket?: (host: string, port: number) => number): Promise<number> {
+    return listen(this.server, port, host, listenSocket);
+  }
+
+  /**
+   * Handover: no new connections (the listening socket closes, so the kernel sends them to the
+   * other agent on the port); idle keep-alive connections close; held calls go on.
+   */
+  stopAccepting(): void {
+    closeListener(this.server);
+  }
+
+  /** Resolves once no call is held open. */
+  async idle(): Promise<void> {
+    while (this.waiting > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
   async close(): Promise<void> {
@@ -100,6 +108,7 @@ export class DrainApi {
       if (!open) return;
       open = false;
       this.waiting -= 1;
+      if (this.waiting === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     };
     res.on('close', () => {
       if (open && !res.writableEnded) log.info('drain client went away; the drain goes on');

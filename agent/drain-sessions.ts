@@ -4,6 +4,8 @@
  * pod's IPs (checked every `pollIntervalMs`), and at the latest at `drain`. It also ends when
  * the pod leaves the API. Retries of the same id join the running drain (or get the finished
  * drain's summary at once); waiters that go away end nothing but their own wait.
+ * A session another agent instance started (state file, handover) is resumed with its own
+ * start time and deadlines and posts no second DrainStarted.
  */
 import type { Logger } from 'pino';
 import { DEFAULT_ANNOTATION_LIMITS, type DrainSettings } from '../src/annotations.js';
@@ -12,6 +14,7 @@ import type { ConntrackApi } from '../native/lib/types.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { countOpenFlows, type FlowTimeouts } from './flows.js';
 import type { CachedPod } from './pod-cache.js';
+import type { SessionRecord } from './state-file.js';
 
 export type DrainEnd = 'idle' | 'timeout' | 'pod-gone';
 
@@ -37,8 +40,29 @@ export interface DrainSessionsOptions {
   logger: Logger;
   /** How long a finished drain's summary is kept for late retries. */
   keepFinishedMs?: number;
-  onStart?(pod: CachedPod, settings: Pick<DrainSettings, 'drainMs' | 'minDrainMs'>): void;
-  onFinish?(pod: CachedPod, summary: DrainSummary): void;
+  onStart?(pod: SessionPod, settings: Pick<DrainSettings, 'drainMs' | 'minDrainMs'>): void;
+  onFinish?(pod: SessionPod, summary: DrainSummary): void;
+  /** The set of open sessions changed (state file, handover peers). */
+  onChange?(): void;
+}
+
+/** What a session knows of its pod (from the cache, or from a session record). */
+export interface SessionPod {
+  uid: string;
+  key: string;
+  namespace: string;
+  name: string;
+  nodeName: string | undefined;
+  ips: string[];
+}
+
+export function sessionPodOf(pod: CachedPod): SessionPod {
+  return { uid: pod.view.uid, key: pod.view.key, namespace: pod.namespace, name: pod.name, nodeName: pod.view.nodeName, ips: [...pod.view.ips] };
+}
+
+function sessionPodOfRecord(rec: SessionRecord): SessionPod {
+  const at = rec.key.indexOf('/');
+  return { uid: rec.uid, key: rec.key, namespace: at < 0 ? '' : rec.key.slice(0, at), name: at < 0 ? rec.key : rec.key.slice(at + 1), nodeName: rec.nodeName, ips: [...rec.ips] };
 }
 
 /** The settings of a pod's drain; defaults (and a warning) when its annotations do not parse. */
@@ -50,7 +74,6 @@ export function drainSettingsOf(pod: CachedPod, logger: Logger): Pick<DrainSetti
 }
 
 class DrainSession {
-  readonly startedMs: number;
   summary: DrainSummary | undefined;
   readonly done: Promise<DrainSummary>;
   private resolve!: (s: DrainSummary) => void;
@@ -62,13 +85,13 @@ class DrainSession {
 
   constructor(
     readonly drainId: string,
-    readonly pod: CachedPod,
+    readonly pod: SessionPod,
     readonly settings: Pick<DrainSettings, 'drainMs' | 'minDrainMs'>,
+    readonly startedMs: number,
     private readonly options: DrainSessionsOptions,
     private readonly log: Logger,
     private readonly ended: (session: DrainSession) => void,
   ) {
-    this.startedMs = options.clock.now();
     this.done = new Promise((resolve) => {
       this.resolve = resolve;
     });
@@ -76,15 +99,17 @@ class DrainSession {
 
   start(): void {
     const { clock } = this.options;
-    this.timers.push(clock.setTimeout(() => this.finish('timeout'), this.settings.drainMs));
-    this.timers.push(clock.setTimeout(() => this.check(), this.settings.minDrainMs));
+    // Relative to the start: a resumed session keeps the deadlines of the agent that began it.
+    const since = clock.now() - this.startedMs;
+    this.timers.push(clock.setTimeout(() => this.finish('timeout'), Math.max(0, this.settings.drainMs - since)));
+    this.timers.push(clock.setTimeout(() => this.check(), Math.max(0, this.settings.minDrainMs - since)));
   }
 
   private check(): void {
     if (this.summary !== undefined || this.checking) return;
     this.checking = true;
     const { conntrack, flowIdleMs, timeouts, clock, pollIntervalMs } = this.options;
-    countOpenFlows(conntrack, this.pod.view.ips, flowIdleMs, timeouts)
+    countOpenFlows(conntrack, this.pod.ips, flowIdleMs, timeouts)
       .then((count) => {
         this.checks += 1;
         this.openFlows = count.open;
@@ -118,8 +143,8 @@ class DrainSession {
     this.timers = [];
     this.summary = {
       drainId: this.drainId,
-      pod: this.pod.view.key,
-      ips: this.pod.view.ips,
+      pod: this.pod.key,
+      ips: this.pod.ips,
       ended: how,
       elapsedMs: this.options.clock.now() - this.startedMs,
       minDrainMs: this.settings.minDrainMs,
@@ -142,6 +167,8 @@ export class DrainSessions {
   constructor(
     private readonly options: DrainSessionsOptions,
     private readonly lookup: (drainId: string) => CachedPod | undefined,
+    /** A session another instance holds or held (joined as a resumed session, not a new one). */
+    private readonly resumable: (drainId: string) => SessionRecord | undefined = () => undefined,
   ) {}
 
   /** Drains not yet finished. */
@@ -151,25 +178,62 @@ export class DrainSessions {
     return n;
   }
 
+  /** A session for `drainId` exists here (running, or finished and kept for late retries). */
+  has(drainId: string): boolean {
+    return this.sessions.has(drainId);
+  }
+
   /** Starts the drain of `drainId`, or joins the one already running (or finished). */
   join(drainId: string): JoinResult {
     const existing = this.sessions.get(drainId);
     if (existing !== undefined) return { kind: 'drain', done: existing.done, joined: true };
-    const pod = this.lookup(drainId);
-    if (pod === undefined) return { kind: 'unknown' };
-    const log = this.options.logger.child({ pod: pod.view.key, ips: pod.view.ips, drainId });
-    const settings = drainSettingsOf(pod, log);
-    const session = new DrainSession(drainId, pod, settings, this.options, log, (s) => this.onEnded(s));
+    const record = this.resumable(drainId);
+    if (record !== undefined) return { kind: 'drain', done: this.resume(record).done, joined: true };
+    const cached = this.lookup(drainId);
+    if (cached === undefined) return { kind: 'unknown' };
+    const pod = sessionPodOf(cached);
+    const log = this.options.logger.child({ pod: pod.key, ips: pod.ips, drainId });
+    const settings = drainSettingsOf(cached, log);
+    const session = new DrainSession(drainId, pod, settings, this.options.clock.now(), this.options, log, (s) => this.onEnded(s));
     this.sessions.set(drainId, session);
     log.info({ minDrainMs: settings.minDrainMs, drainMs: settings.drainMs }, 'drain started');
     this.options.onStart?.(pod, settings);
     session.start();
+    this.options.onChange?.();
     return { kind: 'drain', done: session.done, joined: false };
+  }
+
+  /**
+   * Continues a session another instance began (its start time and deadlines; no DrainStarted).
+   * A session already known here is returned as it is.
+   */
+  resume(record: SessionRecord): { done: Promise<DrainSummary> } {
+    const existing = this.sessions.get(record.drainId);
+    if (existing !== undefined) return existing;
+    const pod = sessionPodOfRecord(record);
+    const log = this.options.logger.child({ pod: pod.key, ips: pod.ips, drainId: record.drainId });
+    const settings = { minDrainMs: record.minDrainMs, drainMs: record.drainMs };
+    const session = new DrainSession(record.drainId, pod, settings, record.startedAtMs, this.options, log, (s) => this.onEnded(s));
+    this.sessions.set(record.drainId, session);
+    log.info({ startedAtMs: record.startedAtMs, minDrainMs: settings.minDrainMs, drainMs: settings.drainMs, from: record.holder }, 'drain resumed (begun by another agent instance)');
+    session.start();
+    this.options.onChange?.();
+    return session;
+  }
+
+  /** The sessions not finished yet, as the state file keeps them. */
+  openRecords(holder: string, handedOver: boolean): SessionRecord[] {
+    const out: SessionRecord[] = [];
+    for (const s of this.sessions.values()) {
+      if (s.summary !== undefined) continue;
+      out.push({ drainId: s.drainId, uid: s.pod.uid, key: s.pod.key, nodeName: s.pod.nodeName, ips: s.pod.ips, startedAtMs: s.startedMs, minDrainMs: s.settings.minDrainMs, drainMs: s.settings.drainMs, startedPosted: true, holder, handedOver });
+    }
+    return out;
   }
 
   /** The pod left the API: its running drain ends now (`pod-gone`). */
   podGone(uid: string): void {
-    for (const s of this.sessions.values()) if (s.pod.view.uid === uid) s.finish('pod-gone');
+    for (const s of this.sessions.values()) if (s.pod.uid === uid) s.finish('pod-gone');
   }
 
   /**
@@ -184,6 +248,7 @@ export class DrainSessions {
 
   private onEnded(session: DrainSession): void {
     if (session.summary !== undefined) this.options.onFinish?.(session.pod, session.summary);
+    this.options.onChange?.();
     const keep = this.options.keepFinishedMs ?? 10 * 60_000;
     this.forget.set(session.drainId, this.options.clock.setTimeout(() => {
       this.forget.delete(session.drainId);
