@@ -280,6 +280,7 @@ export class Agent {
     this.log.info({ held, activeDrains: this.sessions.active }, 'handover: listeners closed; answering the held drain calls as their drains end');
     this.drainApi.stopAccepting();
     closeListener(this.health);
+    if (this.yielded) await this.flowpin?.stop();
     await this.drainApi.idle();
     this.log.info({ handedOver: this.sessions.active }, 'handover: every held drain call answered; stopping');
     await this.stop();
@@ -466,8 +467,17 @@ export class Agent {
     this.log.warn('IPVS is not available on this node: running conntrack-only (no IPVS hold)');
   }
 
+  /**
+   * Handing over to a newer instance that is connected: it runs the plan (IPVS hold, ghost
+   * cleanup) for the node; this one only answers its held calls (the watch still ends drains
+   * of pods that go). Without a newer instance (plain SIGTERM) it keeps holding until it exits.
+   */
+  private get yielded(): boolean {
+    return this.handingOver && this.supersededBy !== undefined;
+  }
+
   private scheduleRun(): void {
-    if (this.stopping || this.runScheduled !== undefined) return;
+    if (this.stopping || this.yielded || this.runScheduled !== undefined) return;
     this.runScheduled = this.clock.setTimeout(() => {
       this.runScheduled = undefined;
       this.again = true;
@@ -570,7 +580,7 @@ export class Agent {
   }
 
   private async refreshIpvsIndex(): Promise<void> {
-    if (!this.ipvsOn || this.stopping) return;
+    if (!this.ipvsOn || this.stopping || this.yielded) return;
     try {
       await this.hold.refreshIndex();
     } catch (error) {

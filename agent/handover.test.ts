@@ -71,7 +71,11 @@ async function openFlow(ct: MemoryConntrack, ip: string): Promise<void> {
 }
 
 function readState(path: string): AgentState {
-  return JSON.parse(readFileSync(path, 'utf8')) as AgentState;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as AgentState;
+  } catch {
+    return { version: 2, writtenAt: '', pods: [], holds: [], sessions: [] };
+  }
 }
 
 test('a process that fails to start (port taken) never writes the state file it did not finish loading', async () => {
@@ -148,13 +152,13 @@ test('overlap: a newer agent takes the state file over; the older one hands over
   await openFlow(ct, '10.6.0.1');
   server.putPod(managedPod({ name: 'o1', nodeName: 'node-o', ips: ['10.6.0.1'], drain: '20s', minDrain: '1s' }));
   const older = await makeAgent('node-o', path, ct);
-  const olderPorts = await older.start();
-  await until('synced', () => older.readiness().ready);
-  const held = fetch(`http://127.0.0.1:${olderPorts.drainPort}/v1/drain/drain-o1`).then(async (r) => (await r.json()) as { ended: string }, (e: unknown) => ({ ended: `error ${String(e)}` }));
-  await until('the file has the session', () => readState(path).sessions.length === 1);
   const newer = await makeAgent('node-o', path, ct);
-  const newerPorts = await newer.start();
   try {
+    const olderPorts = await older.start();
+    await until('synced', () => older.readiness().ready);
+    const held = fetch(`http://127.0.0.1:${olderPorts.drainPort}/v1/drain/drain-o1`).then(async (r) => (await r.json()) as { ended: string }, (e: unknown) => ({ ended: `error ${String(e)}` }));
+    await until('the file has the session', () => readState(path).sessions.length === 1);
+    const newerPorts = await newer.start();
     await until('the newer owns the file', () => readState(path).owner?.instance === newer.instance.instance);
     const handover = older.handOver();
     assert.equal((await fetch(`http://127.0.0.1:${newerPorts.drainPort}/v1/drain/no-such-id`)).status, 404, 'the newer one serves meanwhile');
