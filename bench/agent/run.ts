@@ -170,7 +170,7 @@ async function watchToWeightZero(held: number, dir: string, overlap: false | 'ov
     // same ports and state file; 'handover': then SIGTERM's handOver() on the older one.
     await conntrack.insertConntrackForTest([{ protocol: 'tcp', origSrc: '192.0.2.1', origDst: '10.43.0.1', dstPort: 8080, state: 'ESTABLISHED', timeout: 3600 }]);
     api.putPod(managedPod({ name: 'held', nodeName: 'node-0', ips: ['10.43.0.1'], drain: '10m' }));
-    await new Promise((r) => setTimeout(r, 200));
+    while (agent.cache.byDrain('drain-held') === undefined) await new Promise((r) => setTimeout(r, 20));
     heldCall = fetch(`http://127.0.0.1:${ports.drainPort}/v1/drain/drain-held`).catch(() => undefined);
     while (agent.snapshot().sessions.length === 0) await new Promise((r) => setTimeout(r, 20));
     newer = makeAgent(ports);
