@@ -3,7 +3,9 @@
  * Unknown id: 404 at once (the kubelet then proceeds). Otherwise the request is held open
  * until the drain ends and answered 200 with its JSON summary. At most `maxDrains` requests
  * are held at once (503 beyond, with Retry-After). A client that disconnects ends only its
- * own wait: the drain goes on for the others and for retries.
+ * own wait: the drain goes on for the others and for retries. On SIGTERM the agent stops
+ * accepting (`stopAccepting`: the SO_REUSEPORT listener closes, a second agent on the port
+ * takes new calls) and waits (`idle`) until every held call is answered (docs/handover.md).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
