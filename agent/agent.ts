@@ -4,6 +4,7 @@
  * through `AgentDeps` (netlink, kubeconfig, clock, event sink), so tests build it with
  * stand-ins and the CLI with the real thing.
  */
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../src/config/agent.js';
@@ -11,7 +12,7 @@ import { markFlushed, planDrains, type PodRecord, type Transition } from '../src
 import { NetlinkError, type ConntrackApi, type ConntrackEventsApi, type IpvsApi } from 'netlink-native/types';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { DrainApi } from './drain-api.js';
-import { DrainSessions } from './drain-sessions.js';
+import { DrainSessions, type SessionPod } from './drain-sessions.js';
 import { probeFlowVisibility, type DatapathProbeOptions } from './flow-visibility-probe.js';
 import { SyncGate } from './sync-gate.js';
 import type { FlowVisibility } from '../src/flow-visibility.js';
@@ -19,12 +20,13 @@ import { kubeEventSink, PodEvents, type EventPod, type EventSink } from './event
 import { readFlowTimeouts } from './flow-timeouts.js';
 import type { FlowTimeouts } from './flows.js';
 import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
-import { createHealthServer, listen } from './health-server.js';
+import { closeListener, createHealthServer, listen } from './health-server.js';
+import { followInstance, HandoverListener } from './handover-link.js';
 import { IndexedConntrack } from './indexed-conntrack.js';
 import { IpvsHold, type DrainingPod } from './ipvs-hold.js';
 import { AgentMetrics } from './metrics.js';
-import { PodCache, type CachedPod } from './pod-cache.js';
-import { loadState, StateWriter, STATE_VERSION, type AgentState } from './state-file.js';
+import { PodCache } from './pod-cache.js';
+import { loadState, StateWriter, STATE_VERSION, type AgentState, type SessionRecord, type StateOwner } from './state-file.js';
 import { PodWatch } from './watch.js';
 import type { FlowpinController } from './flowpin/controller.js';
 import { createAgentFlowpin, flowpinSkip } from './flowpin/wire.js';
@@ -44,6 +46,12 @@ export interface AgentDeps {
   metrics?: AgentMetrics;
   /** Where the flow-visibility probe reads the node (tests: a fake sysfs). */
   datapathProbe?: DatapathProbeOptions;
+  /**
+   * Opens a listening TCP socket with SO_REUSEPORT and returns its descriptor (the CLI passes
+   * netlink-native's listenReusePort): a second agent on the node then binds the same ports
+   * (zero-gap handover). Without it the servers listen the ordinary way (tests).
+   */
+  listenSocket?: (host: string, port: number) => number;
 }
 
 export interface AgentPorts {
@@ -58,10 +66,6 @@ function splitKey(key: string): { namespace: string; name: string } {
 
 function eventPodOf(rec: Pick<PodRecord, 'uid' | 'key' | 'nodeName' | 'ips'>): EventPod {
   return { uid: rec.uid, ...splitKey(rec.key), nodeName: rec.nodeName, ips: rec.ips };
-}
-
-function eventPodOfCached(pod: CachedPod): EventPod {
-  return { uid: pod.view.uid, namespace: pod.namespace, name: pod.name, nodeName: pod.view.nodeName, ips: pod.view.ips };
 }
 
 export class Agent {
@@ -101,6 +105,19 @@ export class Agent {
   private indexed: IndexedConntrack | undefined;
   /** The stale-entry janitor, when --janitor is on. */
   janitor: RunningJanitor | undefined;
+  /** This process (the state file's owner while it writes it; its handover socket's name). */
+  readonly instance: StateOwner;
+  private readonly handover: HandoverListener;
+  /** Older instances followed over their handover socket. */
+  private readonly following: Array<{ close(): void }> = [];
+  /** Open sessions that a live older instance holds (drain id -> record). */
+  private readonly foreign = new Map<string, SessionRecord>();
+  /** start() finished: only then may this process write the state file (it has loaded it). */
+  private stateWritable = false;
+  /** A newer instance owns the state file: this one no longer writes it. */
+  private supersededBy: StateOwner | undefined;
+  /** SIGTERM: the listeners are closed; held calls are answered as their drains end. */
+  private handingOver = false;
 
   constructor(private readonly deps: AgentDeps) {
     const { config, logger, netlink, kube } = deps;
@@ -109,6 +126,7 @@ export class Agent {
     this.metrics = deps.metrics ?? new AgentMetrics();
     this.cache = new PodCache(config.goneSlackMs);
     this.ipvsOn = config.ipvsHold;
+    this.instance = { instance: `${config.nodeName}.${randomUUID().slice(0, 8)}`, startedAtMs: this.clock.now() };
     const metrics = this.metrics;
     // The drain sessions and the ghost cleanup ask the event index when it is open, the dump otherwise.
     const conntrack: ConntrackApi = {
@@ -143,19 +161,28 @@ export class Agent {
         flowVisibility: () => this.flowVisibility ?? { visible: true, source: 'probe', signals: [], reason: 'not probed yet' },
         onStart: (pod, settings, visibility) => {
           metrics.drainsActive.set(this.sessions.active);
-          const until = visibility?.visible === false ? `lasts its maximum, ${settings.drainMs} ms, because ${visibility.reason}` : `at least ${settings.minDrainMs} ms, at most ${settings.drainMs} ms, until no open flow to ${pod.view.ips.join(', ')}`;
-          this.events.drainStarted(eventPodOfCached(pod), `drain started by the preStop hook: ${until}`);
+          const until = visibility?.visible === false ? `lasts its maximum, ${settings.drainMs} ms, because ${visibility.reason}` : `at least ${settings.minDrainMs} ms, at most ${settings.drainMs} ms, until no open flow to ${pod.ips.join(', ')}`;
+          this.events.drainStarted(pod, `drain started by the preStop hook: ${until}`);
         },
         onFinish: (pod, summary) => {
           metrics.drainsActive.set(this.sessions.active);
           metrics.drains.inc({ ended: summary.ended });
           const flows = summary.flowsUnknown === undefined ? `open flows at the last check: ${summary.openFlows ?? 'unknown'}` : `open flows unknown: ${summary.flowsUnknown}`;
-          this.events.drainFinished(eventPodOfCached(pod), summary.ended, `after ${summary.elapsedMs} ms; ${flows}`);
+          this.events.drainFinished(pod, summary.ended, `after ${summary.elapsedMs} ms; ${flows}`);
+        },
+        onChange: () => {
+          this.handover.publish();
+          void this.saveState();
         },
       },
       (drainId) => this.cache.byDrain(drainId),
+      (drainId) => this.takeForeign(drainId),
     );
     this.synced = new SyncGate(this.clock);
+    this.handover = new HandoverListener(this.instance, this.log, () => this.sessions.openRecords(this.instance.instance, false), (by) => {
+      if (by === undefined) this.log.info('handover: the newer agent instance went away; this one owns the state file again');
+      this.supersededBy = by;
+    });
     this.drainApi = new DrainApi({ sessions: this.sessions, maxDrains: config.maxDrains, logger: this.log, synced: this.synced, unknownIdWaitMs: config.unknownIdWaitMs, onAnswer: (status) => metrics.drainApiAnswers.inc({ code: String(status) }) });
     this.cleanup = new GhostCleanup({
       conntrack,
@@ -204,6 +231,7 @@ export class Agent {
 
   readiness(): { ready: boolean; why: string } {
     if (this.stopping) return { ready: false, why: 'stopping' };
+    if (this.handingOver) return { ready: false, why: 'handing over: answering held drain calls, accepting no new ones' };
     if (!this.watch.synced) return { ready: false, why: 'waiting for the first pod list' };
     if (!this.planned) return { ready: false, why: 'waiting for the first drain plan' };
     if (!this.drainListening) return { ready: false, why: 'drain API not listening' };
@@ -212,18 +240,29 @@ export class Agent {
 
   /** The drain records and held servers (tests, the state file). */
   snapshot(): AgentState {
-    return { version: STATE_VERSION, writtenAt: new Date(this.clock.now()).toISOString(), pods: [...this.records.values()], holds: this.hold.list() };
+    // Stopping gracefully: the sessions still open have no caller waiting; the next agent continues them.
+    const sessions = [...this.sessions.openRecords(this.instance.instance, this.stopping), ...this.foreign.values()];
+    return { version: STATE_VERSION, writtenAt: new Date(this.clock.now()).toISOString(), owner: this.instance, pods: [...this.records.values()], holds: this.hold.list(), sessions };
+  }
+
+  /** Writes the state file, unless this process never loaded it (start() did not finish) or a newer instance owns it. */
+  private saveState(): Promise<void> {
+    if (!this.stateWritable || this.supersededBy !== undefined) return Promise.resolve();
+    return this.writer.save();
   }
 
   async start(): Promise<AgentPorts> {
     const { config } = this.deps;
-    const metricsPort = await listen(this.health, config.metricsPort, config.metricsAddress);
-    await this.resumeState();
+    // The state file first: a process that fails to bind below has loaded it and never writes it.
+    const resumed = await this.resumeState();
+    await this.handover.listen().catch((error: unknown) => this.log.warn({ err: error }, 'handover socket: could not listen; a newer agent will not see this one\'s sessions'));
+    this.followOlder(resumed);
+    const metricsPort = await listen(this.health, config.metricsPort, config.metricsAddress, this.deps.listenSocket);
     await this.openEventIndex();
     await this.probeIpvs();
     await this.probeFlowVisibility();
     // Before the first pod list: a call for an id not known yet is held until the list is in.
-    const drainPort = await this.drainApi.listen(config.drainPort, config.drainAddress);
+    const drainPort = await this.drainApi.listen(config.drainPort, config.drainAddress, this.deps.listenSocket);
     this.drainListening = true;
     this.watch.start();
     if (config.janitor) {
@@ -238,14 +277,39 @@ export class Agent {
     if (this.ipvsOn) this.flowpin?.start();
     this.timers.push(this.clock.setInterval(() => void this.pollStats(), config.statsIntervalMs));
     void this.pollStats();
-    this.log.info({ drainAddress: config.drainAddress, drainPort, metricsAddress: config.metricsAddress, metricsPort, stateFile: config.stateFile, ipvsHold: this.ipvsOn }, 'agent started');
+    this.stateWritable = true;
+    this.stateDirty = true;
+    this.scheduleRun();
+    this.log.info({ drainAddress: config.drainAddress, drainPort, metricsAddress: config.metricsAddress, metricsPort, stateFile: config.stateFile, ipvsHold: this.ipvsOn, instance: this.instance.instance }, 'agent started');
     return { drainPort, metricsPort };
   }
 
-  /** SIGTERM: stop serving; holds stay in IPVS and in the state file for the next agent. */
+  /**
+   * SIGTERM (docs/handover.md): closes both listeners (new connections go to the other agent
+   * on the same ports), keeps everything else running until every held drain call has been
+   * answered, then stops. The pod's terminationGracePeriodSeconds must cover the longest drain.
+   */
+  async handOver(): Promise<void> {
+    if (this.handingOver || this.stopping) return;
+    this.handingOver = true;
+    const held = this.drainApi.held;
+    this.log.info({ held, activeDrains: this.sessions.active }, 'handover: listeners closed; answering the held drain calls as their drains end');
+    this.drainApi.stopAccepting();
+    closeListener(this.health);
+    if (this.yielded) await this.flowpin?.stop();
+    await this.drainApi.idle();
+    this.log.info({ handedOver: this.sessions.active }, 'handover: every held drain call answered; stopping');
+    await this.stop();
+  }
+
+  /** Stops; holds stay in IPVS and in the state file for the next agent, open sessions are handed over. */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    const left = this.sessions.openRecords(this.instance.instance, true);
+    if (this.handover.connected > 0) await this.handover.bye(left);
+    else this.handover.close();
+    for (const f of this.following) f.close();
     for (const t of this.timers) t.cancel();
     this.runScheduled?.cancel();
     await this.watch.stop();
@@ -258,7 +322,7 @@ export class Agent {
     await this.flowpin?.stop();
     this.indexed?.close();
     this.indexed = undefined;
-    await this.writer.save();
+    await this.saveState();
     await this.events.flush();
     await new Promise<void>((resolve) => {
       this.health.close(() => resolve());
@@ -274,21 +338,92 @@ export class Agent {
     await this.running;
   }
 
-  private async resumeState(): Promise<void> {
+  private async resumeState(): Promise<AgentState | undefined> {
     const { stateFile } = this.deps.config;
     const loaded = await loadState(stateFile, this.clock.now());
     if (loaded.kind === 'missing') {
       this.log.info({ stateFile }, 'no state file: starting empty');
-      return;
+      return undefined;
     }
     if (loaded.kind === 'corrupt') {
       this.log.error({ stateFile, reason: loaded.reason, movedTo: loaded.movedTo }, 'state file unreadable: starting empty (draining pods are found again from the API and IPVS)');
-      return;
+      return undefined;
     }
     this.records = new Map(loaded.state.pods.map((p) => [p.uid, p]));
     this.hold.resume(loaded.state.holds);
     this.metrics.ipvsServersHeld.set(this.hold.size);
-    this.log.info({ stateFile, pods: this.records.size, holds: this.hold.size, writtenAt: loaded.state.writtenAt }, 'state file loaded: resuming holds');
+    this.log.info({ stateFile, pods: this.records.size, holds: this.hold.size, sessions: loaded.state.sessions.length, owner: loaded.state.owner?.instance, writtenAt: loaded.state.writtenAt }, 'state file loaded: resuming holds');
+    return loaded.state;
+  }
+
+  /**
+   * The sessions of the state file: those handed over are continued here; those of another
+   * instance are followed over its handover socket (it answers them, or leaves them with `bye`,
+   * or dies: then they were cut short). The file's owner is followed too, so it stops writing.
+   */
+  private followOlder(state: AgentState | undefined): void {
+    if (state === undefined) return;
+    const holders = new Set<string>();
+    if (state.owner !== undefined) holders.add(state.owner.instance);
+    for (const rec of state.sessions) {
+      if (rec.handedOver) this.resumeSession(rec, false);
+      else {
+        holders.add(rec.holder);
+        this.foreign.set(rec.drainId, rec);
+      }
+    }
+    holders.delete(this.instance.instance);
+    for (const holder of holders) {
+      const drop = (): SessionRecord[] => {
+        const mine = [...this.foreign.values()].filter((r) => r.holder === holder);
+        for (const r of mine) this.foreign.delete(r.drainId);
+        return mine;
+      };
+      this.following.push(followInstance(holder, this.instance, this.log, {
+        sessions: (list) => {
+          drop();
+          for (const r of list) if (!this.sessions.has(r.drainId)) this.foreign.set(r.drainId, { ...r, holder });
+          void this.saveState();
+        },
+        bye: (list) => {
+          drop();
+          this.log.info({ from: holder, sessions: list.length }, 'handover: the older agent exited gracefully; continuing the drains it left');
+          for (const r of list) this.resumeSession({ ...r, holder }, false);
+        },
+        lost: () => {
+          if (this.stopping) return;
+          const cut = drop();
+          if (cut.length > 0) this.log.warn({ from: holder, sessions: cut.length }, 'handover: the agent instance that held these drain calls is gone without handing them over (crash or kill): drains interrupted');
+          for (const r of cut) this.resumeSession(r, true);
+        },
+      }));
+    }
+  }
+
+  /** A session begun by another instance: continued here (DrainFinished once); `interrupted`: a crash cut its call short. */
+  private resumeSession(rec: SessionRecord, interrupted: boolean): void {
+    if (this.sessions.has(rec.drainId)) return;
+    const pod = this.sessionPodOfRecord(rec);
+    if (interrupted) {
+      this.metrics.drainsInterrupted.inc();
+      this.log.warn({ pod: rec.key, ips: rec.ips, drainId: rec.drainId, holder: rec.holder, startedAtMs: rec.startedAtMs }, 'drain interrupted: the agent holding its preStop call died; the kubelet saw a reset and went on');
+      this.events.drainInterrupted(pod, `the conndrain agent instance holding this pod's preStop call (${rec.holder}) stopped without answering it (crash or kill); the kubelet ended the hook early. The drain (IPVS hold, flow count) goes on; started ${new Date(rec.startedAtMs).toISOString()}`);
+    }
+    if (rec.startedPosted) this.events.drainResumed(pod);
+    this.sessions.resume(rec);
+  }
+
+  /** A drain call here for a session a live older instance holds: continued here (no second DrainStarted). */
+  private takeForeign(drainId: string): SessionRecord | undefined {
+    const rec = this.foreign.get(drainId);
+    if (rec === undefined) return undefined;
+    this.foreign.delete(drainId);
+    if (rec.startedPosted) this.events.drainResumed(this.sessionPodOfRecord(rec));
+    return rec;
+  }
+
+  private sessionPodOfRecord(rec: SessionRecord): SessionPod {
+    return { uid: rec.uid, key: rec.key, ...splitKey(rec.key), nodeName: rec.nodeName, ips: rec.ips };
   }
 
   /** --conntrack-events: open the event index (a failure leaves the agent on dump passes). */
@@ -358,8 +493,17 @@ export class Agent {
     this.log.warn('IPVS is not available on this node: running conntrack-only (no IPVS hold)');
   }
 
+  /**
+   * Handing over to a newer instance that is connected: it runs the plan (IPVS hold, ghost
+   * cleanup) for the node; this one only answers its held calls (the watch still ends drains
+   * of pods that go). Without a newer instance (plain SIGTERM) it keeps holding until it exits.
+   */
+  private get yielded(): boolean {
+    return this.handingOver && this.supersededBy !== undefined;
+  }
+
   private scheduleRun(): void {
-    if (this.stopping || this.runScheduled !== undefined) return;
+    if (this.stopping || this.yielded || this.runScheduled !== undefined) return;
     this.runScheduled = this.clock.setTimeout(() => {
       this.runScheduled = undefined;
       this.again = true;
@@ -429,7 +573,7 @@ export class Agent {
     // Written in the background (coalesced), only after a change: an fsync must not delay the next event's hold.
     if (this.stateDirty) {
       this.stateDirty = false;
-      void this.writer.save();
+      void this.saveState();
     }
     if (this.watch.synced) this.planned = true;
   }
@@ -459,11 +603,11 @@ export class Agent {
       const flushedIps = rec.ips.filter((ip) => report.addresses.includes(ip));
       this.events.conntrackFlushed(eventPodOf(rec), `deleted the conntrack entries of ${flushedIps.join(', ') || 'no IP (all reused)'} on ${this.deps.config.nodeName} (${report.result.deleted} entries in one pass for ${report.pods.length} pod(s))`);
     }
-    void this.writer.save();
+    void this.saveState();
   }
 
   private async refreshIpvsIndex(): Promise<void> {
-    if (!this.ipvsOn || this.stopping) return;
+    if (!this.ipvsOn || this.stopping || this.yielded) return;
     try {
       await this.hold.refreshIndex();
     } catch (error) {

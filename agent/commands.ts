@@ -7,8 +7,9 @@ import { CliExit } from '../cli/exit.js';
 /**
  * `conndrain agent`: the node agent (DaemonSet, hostNetwork). Configuration comes only from
  * src/config/agent.ts (flags and env); every problem is printed at once. The netlink addon
- * and the agent are loaded lazily (the webhook image has neither). SIGTERM/SIGINT stop it
- * cleanly with holds kept in place (the state file carries them to the next agent).
+ * and the agent are loaded lazily (the webhook image has neither). SIGTERM/SIGINT hand over:
+ * the listeners close (a second agent on the same ports takes new calls), held drain calls are
+ * answered as their drains end, then it exits with holds kept in place (docs/handover.md).
  */
 export function registerAgentCommands(program: Command): void {
   const command = program
@@ -47,7 +48,8 @@ async function runAgent(config: AgentConfig): Promise<void> {
     throw new CliExit(1, `conndrain agent: cannot open netlink (the agent needs the netlink-native addon and NET_ADMIN): ${(error as Error).message}`);
   }
   const { Agent } = await import('./agent.js');
-  const agent = new Agent({ config, logger, netlink, kube });
+  const { listenReusePort } = await import('netlink-native');
+  const agent = new Agent({ config, logger, netlink, kube, listenSocket: (host, port) => listenReusePort(host, port) });
   const stopped = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
@@ -60,7 +62,14 @@ async function runAgent(config: AgentConfig): Promise<void> {
     throw new CliExit(1, `conndrain agent: cannot start: ${(error as Error).message}`);
   }
   const signal = await stopped;
-  logger.info({ signal }, 'stopping');
+  // SIGTERM or SIGINT: a graceful handover (docs/handover.md): no new connections, the held
+  // drain calls answered as their drains end, then exit. A second signal stops at once.
+  logger.info({ signal }, 'stopping: handing over');
+  const again = new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await Promise.race([agent.handOver(), again.then(() => logger.warn('second signal: stopping now, held drain calls are cut'))]);
   await agent.stop();
   netlink.close();
   throw new CliExit(0);

@@ -64,7 +64,7 @@ async function makeRig(maxDrains = 10): Promise<Rig> {
   const finished: DrainSummary[] = [];
   const logger = pino({ level: 'silent' });
   const sessions = new DrainSessions(
-    { clock, conntrack: table, flowIdleMs: 10_000, pollIntervalMs: 1000, timeouts: DEFAULT_FLOW_TIMEOUTS, logger, onStart: (pod) => started.push(pod.view.key), onFinish: (_pod, s) => finished.push(s) },
+    { clock, conntrack: table, flowIdleMs: 10_000, pollIntervalMs: 1000, timeouts: DEFAULT_FLOW_TIMEOUTS, logger, onStart: (pod) => started.push(pod.key), onFinish: (_pod, s) => finished.push(s) },
     (id) => cache.byDrain(id),
   );
   const api = new DrainApi({ sessions, maxDrains, logger });

@@ -10,6 +10,10 @@
  * headers or body, gets a bounded JSON answer (malformed percent-encoding: 400 with a
  * sentence; a parse error of the HTTP itself: 400/431 from `clientError`); an exception in a
  * handler is logged and answered 500.
+ *
+ * On SIGTERM the agent stops accepting (`stopAccepting`: the SO_REUSEPORT listener closes, a
+ * second agent on the port takes new calls) and waits (`idle`) until every held call is
+ * answered (docs/handover.md).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -18,6 +22,7 @@ import { DRAIN_API_PREFIX } from '../src/contract.js';
 import type { DrainSessions, JoinResult } from './drain-sessions.js';
 import { parseDrainTarget } from './drain-request.js';
 import type { SyncGate } from './sync-gate.js';
+import { closeListener, listen } from './health-server.js';
 
 export interface DrainApiOptions {
   sessions: DrainSessions;
@@ -60,6 +65,7 @@ export class DrainApi {
   private waiting = 0;
   /** Sockets with a held request: a parse error of a request pipelined behind it only closes the socket. */
   private readonly holding = new WeakSet<Socket>();
+  private idleWaiters: Array<() => void> = [];
 
   constructor(private readonly options: DrainApiOptions) {
     // No Host requirement: Node would answer a request without one with an empty 400 of its own.
@@ -79,16 +85,22 @@ export class DrainApi {
     return this.waiting;
   }
 
-  async listen(port: number, host: string): Promise<number> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
-    const address = this.server.address();
-    return typeof address === 'object' && address !== null ? address.port : port;
+  /** `listenSocket`: a descriptor with SO_REUSEPORT for the zero-gap handover (agent.ts). */
+  listen(port: number, host: string, listenSocket?: (host: string, port: number) => number): Promise<number> {
+    return listen(this.server, port, host, listenSocket);
+  }
+
+  /**
+   * Handover: no new connections (the listening socket closes, so the kernel sends them to the
+   * other agent on the port); idle keep-alive connections close; held calls go on.
+   */
+  stopAccepting(): void {
+    closeListener(this.server);
+  }
+
+  /** Resolves once no call is held open. */
+  async idle(): Promise<void> {
+    while (this.waiting > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
   async close(): Promise<void> {
@@ -180,6 +192,7 @@ export class DrainApi {
       open = false;
       this.waiting -= 1;
       this.holding.delete(req.socket);
+      if (this.waiting === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     };
     res.on('close', () => {
       if (open && !res.writableEnded) log.info('drain client went away; the drain goes on');

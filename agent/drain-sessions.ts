@@ -9,6 +9,9 @@
  * recently gone ids, `GONE_MEMORY_SIZE` entries for `keepGoneMs`) is answered `pod-gone` at
  * once, never "unknown". Where this node cannot see the pod's flows (`flowVisibility` none:
  * an eBPF datapath that bypasses conntrack), a drain lasts its maximum and its summary says why.
+ *
+ * A session another agent instance started (state file, handover) is resumed with its own
+ * start time and deadlines and posts no second DrainStarted.
  */
 import type { Logger } from 'pino';
 import { DEFAULT_ANNOTATION_LIMITS, type DrainSettings } from '../src/annotations.js';
@@ -18,6 +21,7 @@ import type { Clock, TimerHandle } from './clock.js';
 import { countOpenFlows, type FlowTimeouts } from './flows.js';
 import type { FlowVisibility } from '../src/flow-visibility.js';
 import type { CachedPod } from './pod-cache.js';
+import type { SessionRecord } from './state-file.js';
 
 export type DrainEnd = 'idle' | 'timeout' | 'pod-gone';
 
@@ -52,8 +56,29 @@ export interface DrainSessionsOptions {
   keepGoneMs?: number;
   /** Whether open flows can be seen on this node (default: conntrack sees them); read when a drain starts. */
   flowVisibility?(): FlowVisibility;
-  onStart?(pod: CachedPod, settings: Pick<DrainSettings, 'drainMs' | 'minDrainMs'>, visibility: FlowVisibility | undefined): void;
-  onFinish?(pod: CachedPod, summary: DrainSummary): void;
+  onStart?(pod: SessionPod, settings: Pick<DrainSettings, 'drainMs' | 'minDrainMs'>, visibility: FlowVisibility | undefined): void;
+  onFinish?(pod: SessionPod, summary: DrainSummary): void;
+  /** The set of open sessions changed (state file, handover peers). */
+  onChange?(): void;
+}
+
+/** What a session knows of its pod (from the cache, or from a session record). */
+export interface SessionPod {
+  uid: string;
+  key: string;
+  namespace: string;
+  name: string;
+  nodeName: string | undefined;
+  ips: string[];
+}
+
+export function sessionPodOf(pod: CachedPod): SessionPod {
+  return { uid: pod.view.uid, key: pod.view.key, namespace: pod.namespace, name: pod.name, nodeName: pod.view.nodeName, ips: [...pod.view.ips] };
+}
+
+function sessionPodOfRecord(rec: SessionRecord): SessionPod {
+  const at = rec.key.indexOf('/');
+  return { uid: rec.uid, key: rec.key, namespace: at < 0 ? '' : rec.key.slice(0, at), name: at < 0 ? rec.key : rec.key.slice(at + 1), nodeName: rec.nodeName, ips: [...rec.ips] };
 }
 
 /** The settings of a pod's drain; defaults (and a warning) when its annotations do not parse. */
@@ -65,7 +90,6 @@ export function drainSettingsOf(pod: CachedPod, logger: Logger): Pick<DrainSetti
 }
 
 class DrainSession {
-  readonly startedMs: number;
   summary: DrainSummary | undefined;
   readonly done: Promise<DrainSummary>;
   private resolve!: (s: DrainSummary) => void;
@@ -79,13 +103,13 @@ class DrainSession {
 
   constructor(
     readonly drainId: string,
-    readonly pod: CachedPod,
+    readonly pod: SessionPod,
     readonly settings: Pick<DrainSettings, 'drainMs' | 'minDrainMs'>,
+    readonly startedMs: number,
     private readonly options: DrainSessionsOptions,
     private readonly log: Logger,
     private readonly ended: (session: DrainSession) => void,
   ) {
-    this.startedMs = options.clock.now();
     this.visibility = options.flowVisibility?.();
     this.done = new Promise((resolve) => {
       this.resolve = resolve;
@@ -94,16 +118,18 @@ class DrainSession {
 
   start(): void {
     const { clock } = this.options;
-    this.timers.push(clock.setTimeout(() => this.finish('timeout'), this.settings.drainMs));
+    // Relative to the start: a resumed session keeps the deadlines of the agent that began it.
+    const since = clock.now() - this.startedMs;
+    this.timers.push(clock.setTimeout(() => this.finish('timeout'), Math.max(0, this.settings.drainMs - since)));
     // Flows invisible here: no check could prove the pod idle; the drain lasts its maximum.
-    if (this.visibility?.visible !== false) this.timers.push(clock.setTimeout(() => this.check(), this.settings.minDrainMs));
+    if (this.visibility?.visible !== false) this.timers.push(clock.setTimeout(() => this.check(), Math.max(0, this.settings.minDrainMs - since)));
   }
 
   private check(): void {
     if (this.summary !== undefined || this.checking) return;
     this.checking = true;
     const { conntrack, flowIdleMs, timeouts, clock, pollIntervalMs } = this.options;
-    countOpenFlows(conntrack, this.pod.view.ips, flowIdleMs, timeouts)
+    countOpenFlows(conntrack, this.pod.ips, flowIdleMs, timeouts)
       .then((count) => {
         this.checks += 1;
         this.openFlows = count.open;
@@ -137,8 +163,8 @@ class DrainSession {
     this.timers = [];
     this.summary = {
       drainId: this.drainId,
-      pod: this.pod.view.key,
-      ips: this.pod.view.ips,
+      pod: this.pod.key,
+      ips: this.pod.ips,
       ended: how,
       elapsedMs: this.options.clock.now() - this.startedMs,
       minDrainMs: this.settings.minDrainMs,
@@ -175,6 +201,8 @@ export class DrainSessions {
   constructor(
     private readonly options: DrainSessionsOptions,
     private readonly lookup: (drainId: string) => CachedPod | undefined,
+    /** A session another instance holds or held (joined as a resumed session, not a new one). */
+    private readonly resumable: (drainId: string) => SessionRecord | undefined = () => undefined,
   ) {}
 
   /** Drains not yet finished. */
@@ -184,26 +212,63 @@ export class DrainSessions {
     return n;
   }
 
+  /** A session for `drainId` exists here (running, or finished and kept for late retries). */
+  has(drainId: string): boolean {
+    return this.sessions.has(drainId);
+  }
+
   /** Starts the drain of `drainId`, or joins the one already running (or finished). */
   join(drainId: string): JoinResult {
     const existing = this.sessions.get(drainId);
     if (existing !== undefined) return { kind: 'drain', done: existing.done, joined: true };
-    const pod = this.lookup(drainId);
+    const record = this.resumable(drainId);
+    if (record !== undefined) return { kind: 'drain', done: this.resume(record).done, joined: true };
+    const cached = this.lookup(drainId);
     // Gone from the API, or still listed but past its grace (the plan called it gone).
     const gone = this.recentlyGone(drainId);
-    if (gone !== undefined && (pod === undefined || pod.view.uid === gone.uid)) {
+    if (gone !== undefined && (cached === undefined || cached.view.uid === gone.uid)) {
       this.options.logger.info({ drainId, pod: gone.summary.pod, ips: gone.summary.ips }, 'drain call for a pod already gone: pod-gone');
       return { kind: 'drain', done: Promise.resolve(gone.summary), joined: false };
     }
-    if (pod === undefined) return { kind: 'unknown' };
-    const log = this.options.logger.child({ pod: pod.view.key, ips: pod.view.ips, drainId });
-    const settings = drainSettingsOf(pod, log);
-    const session = new DrainSession(drainId, pod, settings, this.options, log, (s) => this.onEnded(s));
+    if (cached === undefined) return { kind: 'unknown' };
+    const pod = sessionPodOf(cached);
+    const log = this.options.logger.child({ pod: pod.key, ips: pod.ips, drainId });
+    const settings = drainSettingsOf(cached, log);
+    const session = new DrainSession(drainId, pod, settings, this.options.clock.now(), this.options, log, (s) => this.onEnded(s));
     this.sessions.set(drainId, session);
     log.info({ minDrainMs: settings.minDrainMs, drainMs: settings.drainMs, ...flowsUnknownOf(session.visibility) }, session.visibility?.visible === false ? 'drain started; open flows cannot be seen on this node: it lasts its maximum' : 'drain started');
     this.options.onStart?.(pod, settings, session.visibility);
     session.start();
+    this.options.onChange?.();
     return { kind: 'drain', done: session.done, joined: false };
+  }
+
+  /**
+   * Continues a session another instance began (its start time and deadlines; no DrainStarted).
+   * A session already known here is returned as it is.
+   */
+  resume(record: SessionRecord): { done: Promise<DrainSummary> } {
+    const existing = this.sessions.get(record.drainId);
+    if (existing !== undefined) return existing;
+    const pod = sessionPodOfRecord(record);
+    const log = this.options.logger.child({ pod: pod.key, ips: pod.ips, drainId: record.drainId });
+    const settings = { minDrainMs: record.minDrainMs, drainMs: record.drainMs };
+    const session = new DrainSession(record.drainId, pod, settings, record.startedAtMs, this.options, log, (s) => this.onEnded(s));
+    this.sessions.set(record.drainId, session);
+    log.info({ startedAtMs: record.startedAtMs, minDrainMs: settings.minDrainMs, drainMs: settings.drainMs, from: record.holder }, 'drain resumed (begun by another agent instance)');
+    session.start();
+    this.options.onChange?.();
+    return session;
+  }
+
+  /** The sessions not finished yet, as the state file keeps them. */
+  openRecords(holder: string, handedOver: boolean): SessionRecord[] {
+    const out: SessionRecord[] = [];
+    for (const s of this.sessions.values()) {
+      if (s.summary !== undefined) continue;
+      out.push({ drainId: s.drainId, uid: s.pod.uid, key: s.pod.key, nodeName: s.pod.nodeName, ips: s.pod.ips, startedAtMs: s.startedMs, minDrainMs: s.settings.minDrainMs, drainMs: s.settings.drainMs, startedPosted: true, holder, handedOver });
+    }
+    return out;
   }
 
   /**
@@ -211,7 +276,7 @@ export class DrainSessions {
    * drain id (given `pod`) is answered `pod-gone` for `keepGoneMs`.
    */
   podGone(uid: string, pod?: CachedPod): void {
-    for (const s of this.sessions.values()) if (s.pod.view.uid === uid) s.finish('pod-gone');
+    for (const s of this.sessions.values()) if (s.pod.uid === uid) s.finish('pod-gone');
     const drainId = pod?.view.drainId;
     if (pod === undefined || drainId === undefined || this.sessions.has(drainId)) return;
     const settings = pod.drain.kind === 'on' ? pod.drain.settings : { drainMs: DEFAULT_ANNOTATION_LIMITS.defaultDrainMs, minDrainMs: Math.min(DEFAULT_MIN_DRAIN_SECONDS * 1000, DEFAULT_ANNOTATION_LIMITS.defaultDrainMs) };
@@ -251,6 +316,7 @@ export class DrainSessions {
 
   private onEnded(session: DrainSession): void {
     if (session.summary !== undefined) this.options.onFinish?.(session.pod, session.summary);
+    this.options.onChange?.();
     const keep = this.options.keepFinishedMs ?? 10 * 60_000;
     this.forget.set(session.drainId, this.options.clock.setTimeout(() => {
       this.forget.delete(session.drainId);

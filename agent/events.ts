@@ -1,12 +1,13 @@
 /**
  * Kubernetes Events on pods for app teams, from the agent of the pod's own node only:
  * `DrainStarted`, then one `DrainFinished` saying how it ended (idle, timeout, pod-gone,
- * ready-again), and `ConntrackFlushed`. Creating an event is best effort: a failure is logged,
+ * ready-again), and `ConntrackFlushed`; `DrainInterrupted` (Warning) when an agent crash cut a
+ * held preStop call short. Creating an event is best effort: a failure is logged,
  * never fatal, never retried in a loop.
  */
 import type { CoreV1Event } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { EVENT_CONNTRACK_FLUSHED, EVENT_DRAIN_FINISHED, EVENT_DRAIN_STARTED } from '../src/contract.js';
+import { EVENT_CONNTRACK_FLUSHED, EVENT_DRAIN_FINISHED, EVENT_DRAIN_INTERRUPTED, EVENT_DRAIN_STARTED } from '../src/contract.js';
 import type { KubeConnection } from './kube/connection.js';
 import { kubeRequest } from './kube/request.js';
 
@@ -48,6 +49,16 @@ export class PodEvents {
     this.emit(pod, EVENT_DRAIN_FINISHED, `ended: ${ended}; ${message}`);
   }
 
+  /** A drain another agent instance started (its DrainStarted is posted): its DrainFinished comes from here. */
+  drainResumed(pod: EventPod): void {
+    if (this.mine(pod)) this.open.add(pod.uid);
+  }
+
+  drainInterrupted(pod: EventPod, message: string): void {
+    if (!this.mine(pod)) return;
+    this.emit(pod, EVENT_DRAIN_INTERRUPTED, message, 'Warning');
+  }
+
   conntrackFlushed(pod: EventPod, message: string): void {
     if (!this.mine(pod)) return;
     this.open.delete(pod.uid);
@@ -63,14 +74,14 @@ export class PodEvents {
     return pod.nodeName === this.nodeName && pod.name !== '';
   }
 
-  private emit(pod: EventPod, reason: string, message: string): void {
+  private emit(pod: EventPod, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal'): void {
     const at = new Date(this.now());
     const body: CoreV1Event = {
       metadata: { generateName: `${pod.name}.`, namespace: pod.namespace },
       involvedObject: { kind: 'Pod', apiVersion: 'v1', namespace: pod.namespace, name: pod.name, uid: pod.uid },
       reason,
       message,
-      type: 'Normal',
+      type,
       source: { component: 'conndrain-agent', host: this.nodeName },
       reportingComponent: 'conndrain.io/agent',
       reportingInstance: this.nodeName,

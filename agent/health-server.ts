@@ -1,4 +1,5 @@
 /** `/metrics`, `/healthz` (the process serves) and `/readyz` (first list synced, drain API up) on their own port. */
+import { closeSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -40,14 +41,33 @@ export function createHealthServer(options: HealthServerOptions): Server {
   return server;
 }
 
-export async function listen(server: Server, port: number, host: string): Promise<number> {
+/**
+ * Listens on `host`:`port`; with `listenSocket` on the descriptor it returns (SO_REUSEPORT:
+ * a second agent on the node can bind the same port; Node calls listen() on it again, which
+ * is harmless). A descriptor that Node did not take over is closed here.
+ */
+export async function listen(server: Server, port: number, host: string, listenSocket?: (host: string, port: number) => number): Promise<number> {
+  const fd = listenSocket?.(host, port);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
+    const failed = (error: Error): void => {
+      if (fd !== undefined) closeSync(fd);
+      reject(error);
+    };
+    server.once('error', failed);
+    const done = (): void => {
+      server.off('error', failed);
       resolve();
-    });
+    };
+    if (fd === undefined) server.listen(port, host, done);
+    else server.listen({ fd }, done);
   });
   const address = server.address();
   return typeof address === 'object' && address !== null ? address.port : port;
+}
+
+/** Stops accepting (the listening socket closes now); open connections finish on their own. */
+export function closeListener(server: Server): void {
+  if (!server.listening) return;
+  server.close();
+  server.closeIdleConnections();
 }

@@ -129,7 +129,7 @@ test('restart mid-drain: the state file carries the holds; the new agent restore
   const ipvs = await node();
   const first = rig(ipvs);
   await first.hold.sync([POD], new Set());
-  const writer = new StateWriter(path, (): AgentState => ({ version: 1, writtenAt: 'now', pods: [], holds: first.hold.list() }), (e) => assert.fail(String(e)));
+  const writer = new StateWriter(path, (): AgentState => ({ version: 2, writtenAt: 'now', pods: [], holds: first.hold.list(), sessions: [] }), (e) => assert.fail(String(e)));
   await writer.save();
   // The agent is gone; the proxy deletes the server on this node and resets the fwmark one.
   ipvs.proxyDeleteDestination(MH, { address: '10.2.0.1', port: 8080 });
@@ -153,8 +153,8 @@ test('state file: atomic replace, corrupt file set aside', async () => {
   dir = mkdtempSync(join(tmpdir(), 'cd-state-'));
   const path = join(dir, 'sub', 'state.json');
   assert.deepEqual(await loadState(path, 1), { kind: 'missing' });
-  await writeStateAtomic(path, { version: 1, writtenAt: 'a', pods: [], holds: [] });
-  await writeStateAtomic(path, { version: 1, writtenAt: 'b', pods: [{ uid: 'u', key: 'ns/p', nodeName: 'n', ips: ['10.0.0.1'], state: 'draining', sinceMs: 1, wasReady: true, reason: 'deleting' }], holds: [] });
+  await writeStateAtomic(path, { version: 2, writtenAt: 'a', pods: [], holds: [], sessions: [] });
+  await writeStateAtomic(path, { version: 2, writtenAt: 'b', pods: [{ uid: 'u', key: 'ns/p', nodeName: 'n', ips: ['10.0.0.1'], state: 'draining', sinceMs: 1, wasReady: true, reason: 'deleting' }], holds: [], sessions: [] });
   const loaded = await loadState(path, 1);
   assert.equal(loaded.kind === 'loaded' ? loaded.state.pods[0]?.state : null, 'draining');
   writeFileSync(path, '{"version":1,"pods":[{"uid":1}]');

@@ -12,6 +12,7 @@ export class AgentMetrics {
   readonly drains = new Counter({ name: N.drains, help: 'Drains finished on this node, by how they ended (idle, timeout, pod-gone)', labelNames: ['ended'], registers: [this.registry] });
   readonly ipvsAvailable = new Gauge({ name: N.ipvsAvailable, help: '1 when this node has IPVS and the hold is on; 0 when conntrack-only', registers: [this.registry] });
   readonly ipvsServersHeld = new Gauge({ name: N.ipvsServersHeld, help: 'IPVS real servers of draining pods held at weight 0 on this node', registers: [this.registry] });
+  readonly drainsInterrupted = new Counter({ name: N.drainsInterrupted, help: 'Drains whose held preStop call an agent crash cut short (found by the next agent instance; each also has a DrainInterrupted Event)', registers: [this.registry] });
   readonly ipvsRestores = new Counter({ name: N.ipvsRestores, help: 'Held servers restored after the service proxy changed them (action: weight = weight reset to 0, readd = re-added at its original weight then 0)', labelNames: ['action'], registers: [this.registry] });
   readonly conntrackDeleted = new Counter({ name: N.conntrackDeleted, help: 'Conntrack entries of gone pods deleted on this node, by protocol (tcp, udp, sctp, ipip, ipv6 = IPv6-in-IP)', labelNames: ['protocol'], registers: [this.registry] });
   readonly flushDuration = new Histogram({ name: N.conntrackFlushDuration, help: 'Duration of one ghost-cleanup conntrack pass', buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [this.registry] });

@@ -1,23 +1,16 @@
-/** Upgrades (docs/upgrade.md): a state file written by a version whose format this agent does not know. */
-import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+/** The state file's versions: a version 1 file (no sessions) is still read; version 2 keeps sessions and the owner. */
 import { test } from 'node:test';
-import { loadState, STATE_VERSION } from './state-file.js';
+import assert from 'node:assert/strict';
+import { parseState, STATE_VERSION, type SessionRecord } from './state-file.js';
 
-test('a state file of another format version is set aside, not misread, and the agent starts empty', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cdstate-'));
-  try {
-    const path = join(dir, 'state.json');
-    const future = JSON.stringify({ version: STATE_VERSION + 1, writtenAt: 'later', pods: [], holds: [], sessions: [] });
-    writeFileSync(path, future);
-    const loaded = await loadState(path, 42);
-    assert.equal(loaded.kind, 'corrupt');
-    assert.match(loaded.kind === 'corrupt' ? loaded.reason : '', new RegExp(`not a version ${STATE_VERSION} conndrain state file`));
-    assert.equal(existsSync(path), false, 'moved out of the way of the new agent\'s writes');
-    assert.equal(readFileSync(`${path}.corrupt-42`, 'utf8'), future, 'kept whole for a downgrade or a look');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+const session: SessionRecord = { drainId: 'd1', uid: 'u1', key: 'shop/a', nodeName: 'node-1', ips: ['10.0.0.1'], startedAtMs: 5, minDrainMs: 1000, drainMs: 30_000, startedPosted: true, holder: 'i-1', handedOver: false };
+
+test('state file: version 1 is read with no sessions; version 2 round-trips sessions and owner; a bad session is refused', () => {
+  const v1 = parseState(JSON.stringify({ version: 1, writtenAt: 'x', pods: [], holds: [] }));
+  assert.deepEqual(v1, { version: STATE_VERSION, writtenAt: 'x', pods: [], holds: [], sessions: [] });
+  const v2 = parseState(JSON.stringify({ version: 2, writtenAt: 'y', owner: { instance: 'i-1', startedAtMs: 3 }, pods: [], holds: [], sessions: [session] }));
+  assert.deepEqual(v2.sessions, [session]);
+  assert.deepEqual(v2.owner, { instance: 'i-1', startedAtMs: 3 });
+  assert.throws(() => parseState(JSON.stringify({ version: 2, writtenAt: 'y', pods: [], holds: [], sessions: [{ ...session, startedAtMs: 'soon' }] })), /sessions/);
+  assert.throws(() => parseState(JSON.stringify({ version: 3, pods: [], holds: [] })), /version/);
 });

@@ -31,7 +31,9 @@
             "src/ct_index.c",
             "src/ct_bpf.c",
             "src/ct_tuple_get.c",
-            "src/ct_events.c"
+            "src/ct_events.c",
+            "src/reuseport.c",
+            "src/reuseport_napi.c"
           ],
           "cflags": ["-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-fvisibility=hidden", "-pthread"],
           "cflags!": ["-O3"],

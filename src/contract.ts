@@ -61,3 +61,5 @@ export const SYSTEM_NAMESPACE = 'conndrain-system';
 export const EVENT_DRAIN_STARTED = 'DrainStarted';
 export const EVENT_DRAIN_FINISHED = 'DrainFinished';
 export const EVENT_CONNTRACK_FLUSHED = 'ConntrackFlushed';
+/** A drain whose held preStop call an agent crash cut short (the kubelet saw a reset and moved on). */
+export const EVENT_DRAIN_INTERRUPTED = 'DrainInterrupted';

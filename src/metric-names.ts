@@ -12,6 +12,7 @@ export const WEBHOOK_METRICS = {
 export const AGENT_METRICS = {
   drainsActive: 'conndrain_drains_active',
   drains: 'conndrain_drains_total',
+  drainsInterrupted: 'conndrain_drains_interrupted_total',
   ipvsAvailable: 'conndrain_ipvs_available',
   ipvsServersHeld: 'conndrain_ipvs_servers_held',
   ipvsRestores: 'conndrain_ipvs_restores_total',

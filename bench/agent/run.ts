@@ -10,6 +10,10 @@
  *    QEMU guest, as root: `npx tsx test/vm/run.ts --timeout 1800 -- 'cd REPO && node --import tsx
  *    bench/agent/run.ts --only latency --ipvs kernel --iterations 5'`; under TCG every syscall
  *    and instruction is emulated, so its figures are an upper bound of the real cost).
+ *    `--only handover`: the same reaction time with a second agent instance overlapping (the
+ *    zero-gap handover of docs/handover.md: both bound to the same ports with SO_REUSEPORT, the
+ *    older one sent into handOver() with a held drain call, the newer one owning the state
+ *    file, both editing the same IPVS table), side by side with one agent alone.
  * 2. Memory: RSS of the real agent process (compiled as the image ships it, plain node) with
  *    10,000 managed pods in its cache. Goal < 150 MB. Baseline: the same process with 0 pods.
  *
@@ -43,6 +47,7 @@ const SERVICES = arg('services', 1000);
 const PODS = arg('pods', 10_000);
 /** `--only latency` or `--only rss`: one half (profiling). */
 const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+const HELD = arg('held', 0);
 /** `--ipvs kernel`: the kernel's IPVS (inside the QEMU guest); default: the in-memory stand-in. */
 const KERNEL_IPVS = args.includes('--ipvs') && args[args.indexOf('--ipvs') + 1] === 'kernel';
 const TARGET = '10.40.0.1';
@@ -100,59 +105,89 @@ async function holdPassAlone(held: number): Promise<number[]> {
   return out;
 }
 
-async function watchToWeightZero(held: number, dir: string): Promise<number[]> {
+/** `overlap`: a second agent instance beside the first; `handover`: the first then in handOver(). */
+async function watchToWeightZero(held: number, dir: string, overlap: false | 'overlap' | 'handover' = false): Promise<number[]> {
   const api = new FakeApiServer();
   await api.start();
-  const kubeconfig = api.writeKubeconfig(join(dir, `kubeconfig-${held}`));
+  const tag = `${held}-${overlap === false ? 'alone' : overlap}`;
+  const kubeconfig = api.writeKubeconfig(join(dir, `kubeconfig-${tag}`));
   api.putPod(managedPod({ name: 'target', nodeName: 'node-0', ips: [TARGET] }));
   for (let i = 0; i < 50; i++) api.putPod(managedPod({ name: `other-${i}`, nodeName: 'node-0', ips: [`10.41.0.${i}`] }));
   const ipvs = await buildTable(SERVICES, held);
-  // Observe the moment the last held server reaches weight 0 (and the release back to 1).
-  let zeroes = 0;
-  let restored = 0;
+  // Observe the moment the last held server reaches weight 0 (and the release back to 1). Sets
+  // of services, not counts of edits: with two agents overlapping both may edit a server.
+  const zeroes = new Set<string>();
+  const restored = new Set<string>();
   let onZero = (): void => undefined;
   let onRestored = (): void => undefined;
   const realSet = ipvs.setDestinationWeight.bind(ipvs);
   const realSetMany = ipvs.setDestinationWeights.bind(ipvs);
-  const observe = (address: string, w: number): void => {
+  const observe = (service: IpvsServiceKey, address: string, w: number): void => {
     if (address !== TARGET) return;
-    if (w === 0 && ++zeroes === held) onZero();
-    if (w > 0 && ++restored === held) onRestored();
+    const id = `${service.address}:${service.port}`;
+    if (w === 0 && !zeroes.has(id)) {
+      zeroes.add(id);
+      if (zeroes.size === held) onZero();
+    }
+    if (w > 0 && !restored.has(id)) {
+      restored.add(id);
+      if (restored.size === held) onRestored();
+    }
   };
   ipvs.setDestinationWeight = async (s, d, w) => {
     await realSet(s, d, w);
-    observe(d.address, w);
+    observe(s, d.address, w);
   };
   ipvs.setDestinationWeights = async (edits) => {
     const results = await realSetMany(edits);
     edits.forEach((e, i) => {
-      if (results[i] === undefined) observe(e.destination.address, e.weight);
+      if (results[i] === undefined) observe(e.service, e.destination.address, e.weight);
     });
     return results;
   };
-  const config = loadAgentConfig({ flags: { nodeName: 'node-0', kubeconfig, stateFile: join(dir, `state-${held}.json`), logLevel: 'silent' }, env: {} });
+  const config = loadAgentConfig({ flags: { nodeName: 'node-0', kubeconfig, stateFile: join(dir, `state-${tag}.json`), logLevel: 'silent' }, env: {} });
   if (!config.ok) throw new Error(config.error.join('; '));
   const kube = await loadKubeConnection({ kubeconfig });
-  const agent = new Agent({
-    config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1' },
+  const conntrack = new MemoryConntrack();
+  const { listenReusePort } = await import('../../native/lib/index.js');
+  const makeAgent = (ports: { drainPort: number; metricsPort: number }): Agent => new Agent({
+    config: { ...config.value, ...ports, metricsAddress: '127.0.0.1' },
     logger: pino({ level: 'silent' }),
-    netlink: memoryNetlink(new MemoryConntrack(), ipvs),
+    netlink: memoryNetlink(conntrack, ipvs),
     kube,
     flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
     metrics: new AgentMetrics({ defaultMetrics: false }),
+    listenSocket: (host, port) => listenReusePort(host, port),
   });
-  await agent.start();
+  const agent = makeAgent({ drainPort: 0, metricsPort: 0 });
+  const ports = await agent.start();
   while (!agent.readiness().ready) await new Promise((r) => setTimeout(r, 20));
+  let newer: Agent | undefined;
+  let heldCall: Promise<unknown> | undefined;
+  let handover: Promise<void> | undefined;
+  if (overlap !== false) {
+    // A pod whose drain the older agent holds (its flow never closes), a newer agent on the
+    // same ports and state file; 'handover': then SIGTERM's handOver() on the older one.
+    await conntrack.insertConntrackForTest([{ protocol: 'tcp', origSrc: '192.0.2.1', origDst: '10.43.0.1', dstPort: 8080, state: 'ESTABLISHED', timeout: 3600 }]);
+    api.putPod(managedPod({ name: 'held', nodeName: 'node-0', ips: ['10.43.0.1'], drain: '10m' }));
+    while (agent.cache.byDrain('drain-held') === undefined) await new Promise((r) => setTimeout(r, 20));
+    heldCall = fetch(`http://127.0.0.1:${ports.drainPort}/v1/drain/drain-held`).catch(() => undefined);
+    while (agent.snapshot().sessions.length === 0) await new Promise((r) => setTimeout(r, 20));
+    newer = makeAgent(ports);
+    await newer.start();
+    while (!newer.readiness().ready) await new Promise((r) => setTimeout(r, 20));
+    if (overlap === 'handover') handover = agent.handOver();
+  }
   const samples: number[] = [];
   try {
     for (let i = 0; i < ITERATIONS + 2; i++) {
-      zeroes = 0;
+      zeroes.clear();
       const zero = new Promise<void>((resolve) => (onZero = resolve));
       const t0 = performance.now();
       api.modifyPod('shop', 'target', (p) => setReady(p, false));
       await zero;
       if (i >= 2) samples.push(performance.now() - t0); // 2 warm-up rounds
-      restored = 0;
+      restored.clear();
       const back = new Promise<void>((resolve) => (onRestored = resolve));
       api.modifyPod('shop', 'target', (p) => setReady(p, true));
       await back;
@@ -160,6 +195,9 @@ async function watchToWeightZero(held: number, dir: string): Promise<number[]> {
     }
   } finally {
     await agent.stop();
+    await newer?.stop();
+    await handover;
+    await heldCall;
     await api.close();
   }
   return samples;
@@ -228,6 +266,25 @@ async function rssOfAgent(pods: number, dir: string, main: string): Promise<{ po
 const dir = mkdtempSync(join(tmpdir(), 'cd-bench-agent-'));
 try {
   console.log(`bench/agent: ${SERVICES} IPVS services (${KERNEL_IPVS ? 'the kernel\'s IPVS through netlink-native' : 'in-memory stand-in: no IPVS on the host kernel'}), ${ITERATIONS} iterations, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  if (ONLY === 'handover') {
+    // Alternating runs (alone, overlap, alone, overlap ...) so drift in the machine's load hits both.
+    const rounds = arg('rounds', 3);
+    for (const held of HELD > 0 ? [HELD] : [SERVICES, 1]) {
+      const alone: number[] = [];
+      const overlap: number[] = [];
+      const handover: number[] = [];
+      for (let r = 0; r < rounds; r++) {
+        alone.push(...(await watchToWeightZero(held, dir, false)));
+        overlap.push(...(await watchToWeightZero(held, dir, 'overlap')));
+        handover.push(...(await watchToWeightZero(held, dir, 'handover')));
+      }
+      const a = stats(alone);
+      const o = stats(overlap);
+      const h = stats(handover);
+      console.log(`held servers ${String(held).padStart(4)}: watch event -> weight 0 (${alone.length} samples each) | one agent: median ${a.median.toFixed(1)} ms, p95 ${a.p95.toFixed(1)} ms | older handing over to newer: median ${h.median.toFixed(1)} ms, p95 ${h.p95.toFixed(1)} ms, ratio of medians ${(h.median / a.median).toFixed(2)} | both running (before SIGTERM): median ${o.median.toFixed(1)} ms, p95 ${o.p95.toFixed(1)} ms, ratio ${(o.median / a.median).toFixed(2)} | load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    }
+    process.exit(0);
+  }
   for (const held of ONLY === 'rss' ? [] : [SERVICES, 1]) {
     const alone = stats(await holdPassAlone(held));
     const e2e = stats(await watchToWeightZero(held, dir));

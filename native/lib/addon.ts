@@ -34,6 +34,8 @@ export interface RawAddon {
   call(handle: RawHandle, op: string, args: object): Promise<unknown>;
   close(handle: RawHandle): void;
   ops(): string[];
+  /** A listening TCP socket with SO_REUSEPORT (+SO_REUSEADDR, close-on-exec, non-blocking): its descriptor. */
+  listenReusePort(host: string, port: number, backlog?: number): number;
 }
 
 const ADDON_PATH = join('build', 'Release', 'netlink_native.node');

@@ -174,3 +174,20 @@ export function openNetlink(options: NativeOpenOptions = {}): NativeNetlink {
 
 /** IPVS key text forms and checks (pure; no addon needed). */
 export { canonicalAddress, formatDestinationKey, formatServiceKey, ipvsFlagNames, parseDestinationKey, parseServiceKey, sameDestinationKey, sameServiceKey } from './ipvs-keys.js';
+
+/**
+ * A listening TCP socket on `host` (numeric IPv4 or IPv6) and `port` with SO_REUSEPORT, for
+ * `server.listen({ fd })`: a second process that binds the same address and port the same way
+ * joins the group and the kernel spreads new connections over both (the agent's zero-gap
+ * handover; Node 20 has no `reusePort` listen option). Synchronous. NetlinkError on failure
+ * (op `listenReusePort`, e.g. EADDRINUSE when a socket without SO_REUSEPORT holds the port).
+ */
+export function listenReusePort(host: string, port: number, backlog = 511): number {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw toNetlinkError('listenReusePort', { errno: 22, code: 'EINVAL', message: `port must be an integer in [0, 65535], not ${String(port)}` });
+  const addon = loadAddon();
+  try {
+    return addon.listenReusePort(host, port, backlog);
+  } catch (error) {
+    throw toNetlinkError('listenReusePort', error);
+  }
+}

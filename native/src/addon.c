@@ -9,6 +9,9 @@
  *                                                         .errno (positive), .code, .op)
  *   close(handle)                                        (later calls reject with EBADF)
  *   ops() -> string[]                                    (the op names below)
+ *   listenReusePort(host, port, backlog?) -> fd          (synchronous; a listening TCP socket
+ *                                                         with SO_REUSEPORT, for the agent's
+ *                                                         zero-gap handover; throws .errno)
  *
  * Files:
  *   addon_op.h        what an op is (parse / execute / result / release), struct handle
@@ -20,6 +23,7 @@
  *   ct_tuples_napi.c  ct_insert (test support), ct_delete_tuples
  *   ct_events_napi.c  ev_* ops and evStats (the event index)
  *   ipvs_napi.c       ipvs_* ops
+ *   reuseport_napi.c  listenReusePort (plain C in reuseport.c)
  * Adding an op: write its four functions beside its kin, add a row to that file's table (or a
  * new table, listed in TABLES below), and add any new .c file to binding.gyp's sources.
  */
@@ -78,6 +82,7 @@ static napi_value init(napi_env env, napi_value exports)
 		{ "close", NULL, js_close, NULL, NULL, NULL, napi_enumerable, NULL },
 		{ "ops", NULL, js_ops, NULL, NULL, NULL, napi_enumerable, NULL },
 		{ "evStats", NULL, js_ev_stats, NULL, NULL, NULL, napi_enumerable, NULL },
+		{ "listenReusePort", NULL, js_listen_reuse_port, NULL, NULL, NULL, napi_enumerable, NULL },
 	};
 	napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
 	return exports;

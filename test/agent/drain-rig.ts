@@ -53,7 +53,7 @@ export async function makeDrainRig(options: DrainRigOptions = {}): Promise<Drain
   const sessions = new DrainSessions(
     {
       clock, conntrack: table, flowIdleMs: 10_000, pollIntervalMs: 1000, timeouts: DEFAULT_FLOW_TIMEOUTS, logger,
-      onStart: (pod) => started.push(pod.view.key), onFinish: (_pod, s) => finished.push(s),
+      onStart: (pod) => started.push(pod.key), onFinish: (_pod, s) => finished.push(s),
       ...(visibility === undefined ? {} : { flowVisibility: () => visibility }),
     },
     (id) => lookup(cache, id),

@@ -5,11 +5,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AGENT_OPTIONS } from '../../src/config/agent.js';
+import { WEBHOOK_OPTIONS } from '../../src/config/webhook.js';
+import { parseDurationMs } from '../../src/duration.js';
 import { SYSTEM_NAMESPACE } from '../../src/contract.js';
 import { intOption, parseArgs, stringOption } from './cli-args.js';
 import { AGENT_DAEMONSET, daemonSet, onlyContainer, podSpecOf, resolvePort } from './objects.js';
 import { checkPodSecurity } from './pod-security.js';
 import { KUBECTL_MISSING, pick, renderAll } from './render.js';
+
+const WEBHOOK_OPTIONS_MAX_DURATION_MS = durationMs(WEBHOOK_OPTIONS.maxDuration.default);
+
+function durationMs(text: string): number {
+  const parsed = parseDurationMs(text);
+  if (!parsed.ok) throw new Error(`bad default duration ${text}`);
+  return parsed.value;
+}
 
 describe('agent', { skip: KUBECTL_MISSING }, () => {
   for (const [path, objects] of renderAll()) {
@@ -40,7 +50,7 @@ describe('agent', { skip: KUBECTL_MISSING }, () => {
       it('fails Pod Security baseline for exactly the reasons the namespace label documents', () => {
         // The checker must be able to fail: the agent is the pod it has to reject.
         const reasons = checkPodSecurity(pod, 'baseline').map((v) => v.split(':')[0]);
-        assert.deepEqual([...new Set(reasons)].sort(), ['capabilities', 'host namespaces', 'host ports', 'hostPath volumes']);
+        assert.deepEqual([...new Set(reasons)].sort(), ['capabilities', 'host namespaces', 'hostPath volumes']);
         const namespace = pick(objects, 'Namespace', SYSTEM_NAMESPACE);
         assert.equal(namespace.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'privileged');
       });
@@ -76,16 +86,19 @@ describe('agent', { skip: KUBECTL_MISSING }, () => {
         assert.ok(covers);
       });
 
-      it('rolls one node at a time without surge (host ports would collide)', () => {
+      it('rolls by surging a new agent next to the old one on each node, never leaving a node without one (zero-gap handover)', () => {
         const rolling = workload.spec?.updateStrategy?.rollingUpdate;
         assert.equal(workload.spec?.updateStrategy?.type, 'RollingUpdate');
-        assert.equal(rolling?.maxSurge, 0);
-        assert.equal(rolling?.maxUnavailable, 1);
+        assert.equal(rolling?.maxSurge, 1);
+        assert.equal(rolling?.maxUnavailable, 0);
       });
 
-      it('probes /healthz and /readyz on the named metrics port, which is --metrics-port', () => {
+      it('gives SIGTERM a grace period that covers the longest drain (webhook --max-duration) plus time to exit', () => {
+        assert.ok((pod.terminationGracePeriodSeconds ?? 30) * 1000 > WEBHOOK_OPTIONS_MAX_DURATION_MS, `${pod.terminationGracePeriodSeconds} s`);
+      });
+
+      it('probes /healthz and /readyz on --metrics-port', () => {
         const metricsPort = intOption(args, AGENT_OPTIONS.metricsPort);
-        assert.equal(container.ports?.find((p) => p.name === 'metrics')?.containerPort, metricsPort);
         for (const [probe, path] of [[container.livenessProbe, '/healthz'], [container.readinessProbe, '/readyz']] as const) {
           assert.equal(probe?.httpGet?.path, path);
           assert.equal(resolvePort(container, probe?.httpGet?.port), metricsPort);
@@ -93,10 +106,9 @@ describe('agent', { skip: KUBECTL_MISSING }, () => {
         }
       });
 
-      it('declares its host ports as container ports (scheduler conflict check)', () => {
-        const drainPort = intOption(args, AGENT_OPTIONS.drainPort);
-        assert.equal(container.ports?.find((p) => p.name === 'drain')?.containerPort, drainPort);
-        for (const port of container.ports ?? []) assert.equal(port.hostPort, port.containerPort, 'hostNetwork requires hostPort == containerPort');
+      it('declares no port: on the host network each would be a host port and block the surge pod of a rollout', () => {
+        assert.deepEqual(container.ports ?? [], []);
+        assert.ok(intOption(args, AGENT_OPTIONS.drainPort) !== undefined && intOption(args, AGENT_OPTIONS.metricsPort) !== undefined, 'the ports are flags instead');
       });
 
       it('sets requests and a memory limit', () => {
