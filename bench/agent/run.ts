@@ -149,7 +149,7 @@ async function watchToWeightZero(held: number, dir: string, overlap: false | 'ov
   if (!config.ok) throw new Error(config.error.join('; '));
   const kube = await loadKubeConnection({ kubeconfig });
   const conntrack = new MemoryConntrack();
-  const { listenReusePort } = await import('../../native/lib/index.js');
+  const { listenReusePort } = await import('netlink-native');
   const makeAgent = (ports: { drainPort: number; metricsPort: number }): Agent => new Agent({
     config: { ...config.value, ...ports, metricsAddress: '127.0.0.1' },
     logger: pino({ level: 'silent' }),
