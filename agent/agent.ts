@@ -7,10 +7,11 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../src/config/agent.js';
-import { markFlushed, planDrains, type PodRecord, type Transition } from '../src/drain-plan.js';
+import type { PodRecord, Transition } from '../src/drain-plan.js';
 import { NetlinkError, type ConntrackApi, type ConntrackEventsApi, type IpvsApi } from '../native/lib/types.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { DrainApi } from './drain-api.js';
+import { DrainPlanner, samePlanInput } from './drain-planner.js';
 import { DrainSessions } from './drain-sessions.js';
 import { kubeEventSink, PodEvents, type EventPod, type EventSink } from './events.js';
 import { readFlowTimeouts } from './flow-timeouts.js';
@@ -18,11 +19,11 @@ import type { FlowTimeouts } from './flows.js';
 import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
 import { createHealthServer, listen } from './health-server.js';
 import { IndexedConntrack } from './indexed-conntrack.js';
-import { IpvsHold, type DrainingPod } from './ipvs-hold.js';
+import { IpvsHold } from './ipvs-hold.js';
 import { AgentMetrics } from './metrics.js';
 import { PodCache, type CachedPod } from './pod-cache.js';
 import { loadState, StateWriter, STATE_VERSION, type AgentState } from './state-file.js';
-import { PodWatch } from './watch.js';
+import { PodWatch, podUid } from './watch.js';
 import type { FlowpinController } from './flowpin/controller.js';
 import { createAgentFlowpin, flowpinSkip } from './flowpin/wire.js';
 import type { RunningJanitor } from './janitor/index.js';
@@ -73,7 +74,7 @@ export class Agent {
   private readonly watch: PodWatch;
   private readonly writer: StateWriter;
   private readonly health: Server;
-  private records = new Map<string, PodRecord>();
+  private readonly planner: DrainPlanner;
   private ipvsOn: boolean;
   private drainListening = false;
   /** The plan ran on a synced cache at least once (readiness). */
@@ -81,9 +82,13 @@ export class Agent {
   private stopping = false;
   private timers: TimerHandle[] = [];
   private runScheduled: TimerHandle | undefined;
-  /** The cache or the records changed since the last plan (else the last plan is reused). */
-  private planInputsChanged = true;
-  private lastPlan: { draining: DrainingPod[]; serving: Set<string> } | undefined;
+  /** The timer of the earliest deleting pod's grace end (planner.nextDeadline). */
+  private deadlineTimer: { at: number; handle: TimerHandle } | undefined;
+  /** The first complete list is in and every pod was queued for its first plan. */
+  private syncSeen = false;
+  /** Pod IPs changed since the conntrack event index was last told (told at most once a second). */
+  private watchedIpsStale = true;
+  private watchedIpsToldAt = Number.NEGATIVE_INFINITY;
   /** Records or holds changed since the state file was last written. */
   private stateDirty = true;
   private running: Promise<void> | undefined;
@@ -99,6 +104,11 @@ export class Agent {
     this.log = logger.child({ node: config.nodeName });
     this.metrics = deps.metrics ?? new AgentMetrics();
     this.cache = new PodCache(config.goneSlackMs);
+    this.planner = new DrainPlanner(this.cache, {
+      transition: (t, rec) => this.onTransition(t, rec),
+      // The cleanup re-checks every IP against the cache just before its pass (and counts reuse).
+      flush: (pod) => this.cleanup.request(pod),
+    });
     this.ipvsOn = config.ipvsHold;
     const metrics = this.metrics;
     // The drain sessions and the ghost cleanup ask the event index when it is open, the dump otherwise.
@@ -164,14 +174,20 @@ export class Agent {
       { connection: kube, backoffMaxMs: config.relistBackoffMaxMs, clock: this.clock, logger: this.log },
       {
         upsert: (pod) => {
-          this.cache.upsert(pod);
-          this.planInputsChanged = true;
+          const uid = podUid(pod);
+          const prior = this.cache.view(uid);
+          const now = this.cache.upsert(pod).view;
+          if (prior !== undefined && samePlanInput(prior, now)) return; // a relist or a field the plan does not read
+          if (prior === undefined || prior.ips.join() !== now.ips.join()) this.watchedIpsStale = true;
+          this.planner.touched(uid, prior);
           this.scheduleRun();
         },
         remove: (uid) => {
           const gone = this.cache.remove(uid);
-          this.planInputsChanged = true;
-          if (gone !== undefined) this.sessions.podGone(gone.view.uid);
+          if (gone === undefined) return;
+          this.watchedIpsStale = true;
+          this.sessions.podGone(gone.view.uid);
+          this.planner.touched(uid, gone.view);
           this.scheduleRun();
         },
         synced: () => {
@@ -196,9 +212,14 @@ export class Agent {
     return { ready: true, why: 'ok' };
   }
 
+  /** Pods re-planned since start: one per pod an event touched (tests, bench/scale). */
+  get plannedPods(): number {
+    return this.planner.plannedTotal;
+  }
+
   /** The drain records and held servers (tests, the state file). */
   snapshot(): AgentState {
-    return { version: STATE_VERSION, writtenAt: new Date(this.clock.now()).toISOString(), pods: [...this.records.values()], holds: this.hold.list() };
+    return { version: STATE_VERSION, writtenAt: new Date(this.clock.now()).toISOString(), pods: this.planner.snapshot(), holds: this.hold.list() };
   }
 
   async start(): Promise<AgentPorts> {
@@ -232,6 +253,7 @@ export class Agent {
     this.stopping = true;
     for (const t of this.timers) t.cancel();
     this.runScheduled?.cancel();
+    this.deadlineTimer?.handle.cancel();
     await this.watch.stop();
     await this.janitor?.stop();
     this.cleanup.stop();
@@ -268,10 +290,10 @@ export class Agent {
       this.log.error({ stateFile, reason: loaded.reason, movedTo: loaded.movedTo }, 'state file unreadable: starting empty (draining pods are found again from the API and IPVS)');
       return;
     }
-    this.records = new Map(loaded.state.pods.map((p) => [p.uid, p]));
+    this.planner.resume(loaded.state.pods);
     this.hold.resume(loaded.state.holds);
     this.metrics.ipvsServersHeld.set(this.hold.size);
-    this.log.info({ stateFile, pods: this.records.size, holds: this.hold.size, writtenAt: loaded.state.writtenAt }, 'state file loaded: resuming holds');
+    this.log.info({ stateFile, pods: loaded.state.pods.length, holds: this.hold.size, writtenAt: loaded.state.writtenAt }, 'state file loaded: resuming holds');
   }
 
   /** --conntrack-events: open the event index (a failure leaves the agent on dump passes). */
@@ -305,8 +327,8 @@ export class Agent {
   /** Watched by the event index: the IPs of every managed pod known and of every pod not yet flushed. */
   private watchedIps(): Set<string> {
     const ips = new Set<string>();
-    for (const view of this.cache.views()) for (const ip of view.ips) ips.add(ip);
-    for (const rec of this.records.values()) if (rec.state !== 'flushed') for (const ip of rec.ips) ips.add(ip);
+    this.cache.forEachIp((ip) => ips.add(ip));
+    for (const rec of this.planner.snapshot()) if (rec.state !== 'flushed') for (const ip of rec.ips) ips.add(ip);
     return ips;
   }
 
@@ -356,40 +378,32 @@ export class Agent {
     }
   }
 
+  /**
+   * One run: re-plan the pods touched since the last one (and deleting pods whose grace
+   * elapsed), then re-assert the holds. Work is proportional to what changed, not to the
+   * number of pods in the cluster.
+   */
   private async runOnce(): Promise<void> {
     const now = this.clock.now();
-    let draining: DrainingPod[];
-    let serving = new Set<string>();
     let planned = false;
-    if (this.watch.synced && !this.planInputsChanged && this.cache.deleting === 0 && this.lastPlan !== undefined) {
-      // Nothing changed and nothing is waiting on time (no deleting pod): the same plan again.
-      // With 10,000 pods this saves a pass over the cache and its garbage every hold interval.
-      ({ draining, serving } = this.lastPlan);
-    } else if (this.watch.synced) {
-      this.planInputsChanged = false;
-      planned = true;
-      const plan = planDrains({ pods: this.cache.views(), previous: this.records, nowMs: now });
-      this.records = plan.records;
-      if (plan.transitions.length > 0) this.stateDirty = true;
-      for (const t of plan.transitions) this.onTransition(t);
-      draining = [];
-      for (const action of plan.actions) {
-        if (action.kind === 'hold') draining.push({ uid: action.uid, key: action.key, ips: action.ips });
-        else if (action.kind === 'flush') {
-          // The cleanup re-checks every IP against the cache just before its pass (and counts reuse).
-          const rec = this.records.get(action.uid);
-          this.cleanup.request({ uid: action.uid, key: action.key, ips: rec?.ips ?? action.ips });
-        }
+    if (this.watch.synced) {
+      if (!this.syncSeen) {
+        this.syncSeen = true;
+        this.planner.touchAll(this.cache.knownUids());
       }
-      serving = new Set([...this.records.values()].filter((r) => r.state === 'serving').map((r) => r.uid));
-      this.lastPlan = { draining, serving };
-    } else {
-      // Not synced yet (e.g. API down after a restart): keep what the state file says is draining.
-      draining = [...this.records.values()].filter((r) => r.state === 'draining').map((r) => ({ uid: r.uid, key: r.key, ips: r.ips }));
+      this.planner.touchDue(now);
+      if (this.planner.pending > 0) {
+        planned = true;
+        if (this.planner.plan(now)) this.stateDirty = true;
+      }
+      this.armDeadline();
     }
+    // Not synced yet (e.g. API down after a restart): the planner holds what the state file says is draining.
+    const draining = this.planner.draining();
     this.metrics.podsCached.set(this.cache.size);
     if (this.ipvsOn) {
       try {
+        const serving = new Set(this.hold.list().map((h) => h.podUid).filter((uid) => this.planner.isServing(uid)));
         await this.hold.sync(draining, serving);
         if (this.flowpin !== undefined) void this.flowpin.sync().catch(() => undefined);
       } catch (error) {
@@ -399,7 +413,11 @@ export class Agent {
     }
     this.metrics.ipvsServersHeld.set(this.hold.size);
     // After the hold: the watched set is not on the path from a watch event to weight 0.
-    if (this.indexed !== undefined && planned) void this.indexed.watch(this.watchedIps());
+    if (this.indexed !== undefined && planned && this.watchedIpsStale && now - this.watchedIpsToldAt >= 1000) {
+      this.watchedIpsStale = false;
+      this.watchedIpsToldAt = now;
+      void this.indexed.watch(this.watchedIps());
+    }
     // Written in the background (coalesced), only after a change: an fsync must not delay the next event's hold.
     if (this.stateDirty) {
       this.stateDirty = false;
@@ -408,11 +426,23 @@ export class Agent {
     if (this.watch.synced) this.planned = true;
   }
 
-  private onTransition(t: Transition): void {
-    const rec = this.records.get(t.uid);
-    const ips = rec?.ips ?? [];
+  /** One timer, for the earliest deleting pod whose grace ends: no scan of deleting pods. */
+  private armDeadline(): void {
+    const next = this.planner.nextDeadline;
+    if (next === undefined || this.stopping) return;
+    if (this.deadlineTimer !== undefined && this.deadlineTimer.at <= next) return;
+    this.deadlineTimer?.handle.cancel();
+    const handle = this.clock.setTimeout(() => {
+      this.deadlineTimer = undefined;
+      this.scheduleRun();
+    }, Math.max(0, next - this.clock.now()));
+    this.deadlineTimer = { at: next, handle };
+  }
+
+  private onTransition(t: Transition, rec: PodRecord): void {
+    const ips = rec.ips;
+    if (t.from === 'new' && t.to === 'serving') return; // the first plan of a serving pod: nothing to say
     this.log.info({ pod: t.key, ips, from: t.from, to: t.to, reason: t.reason }, `pod ${t.to}`);
-    if (rec === undefined) return;
     const pod = eventPodOf(rec);
     if (t.to === 'draining' && (t.wasReady || t.reason === 'deleting')) {
       this.events.drainStarted(pod, `${t.reason === 'deleting' ? 'pod deleting' : 'pod not Ready'}: every node holds its IPVS real servers (${ips.join(', ')}) at weight 0`);
@@ -425,9 +455,8 @@ export class Agent {
   }
 
   private onFlushed(uid: string, report: FlushReport): void {
-    const rec = this.records.get(uid);
-    this.records = markFlushed(this.records, uid, this.clock.now());
-    this.planInputsChanged = true;
+    const rec = this.planner.record(uid);
+    this.planner.markFlushed(uid, this.clock.now());
     if (rec !== undefined) {
       const flushedIps = rec.ips.filter((ip) => report.addresses.includes(ip));
       this.events.conntrackFlushed(eventPodOf(rec), `deleted the conntrack entries of ${flushedIps.join(', ') || 'no IP (all reused)'} on ${this.deps.config.nodeName} (${report.result.deleted} entries in one pass for ${report.pods.length} pod(s))`);

@@ -106,6 +106,10 @@ export class PodCache {
     return out;
   }
 
+  knownUids(): IterableIterator<string> {
+    return this.slotOf.keys();
+  }
+
   has(uid: string): boolean {
     return this.slotOf.has(uid);
   }

@@ -1,0 +1,93 @@
+/**
+ * The agent's work is proportional to what changed (issue 15 item 3): an event re-plans only
+ * the pod it touches, a deleting pod goes at its grace end from a timer (no scan, no event),
+ * and the state file holds only pods with something to resume, not the cluster.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { MemoryConntrack } from '../native/lib/memory-conntrack.js';
+import { MemoryIpvs } from '../native/lib/memory-ipvs.js';
+import { loadAgentConfig } from '../src/config/agent.js';
+import { FakeApiServer } from '../test/apiserver/server.js';
+import { managedPod, markDeleting, setReady } from '../test/apiserver/pods.js';
+import { memoryNetlink } from '../bench/agent/stand-ins.js';
+import { Agent } from './agent.js';
+import type { AgentState } from './state-file.js';
+import { AgentMetrics } from './metrics.js';
+import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
+import { loadKubeConnection } from './kube/load.js';
+
+const server = new FakeApiServer();
+let dir = '';
+before(async () => {
+  await server.start();
+  dir = mkdtempSync(join(tmpdir(), 'cd-agent-scale-'));
+  server.writeKubeconfig(join(dir, 'kubeconfig'));
+});
+after(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test('an event re-plans only its pod; grace ends by timer; the state file holds only what must resume', async () => {
+  const PODS = 500;
+  for (let i = 0; i < PODS; i++) server.putPod(managedPod({ name: `p${i}`, nodeName: `node-${i % 7}`, ips: [`10.50.${i >> 8}.${i & 255}`] }));
+  const stateFile = join(dir, 'state.json');
+  const config = loadAgentConfig({ flags: { nodeName: 'node-0', kubeconfig: join(dir, 'kubeconfig'), drainPort: '1', metricsPort: '1', stateFile, holdInterval: '50ms', flushWindow: '20ms', goneSlack: '0s', logLevel: 'silent' }, env: {} });
+  assert.ok(config.ok);
+  const agent = new Agent({
+    config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', ipvsHold: false, conntrackEvents: false },
+    logger: pino({ level: 'silent' }),
+    netlink: memoryNetlink(new MemoryConntrack(), new MemoryIpvs()),
+    kube: await loadKubeConnection({ kubeconfig: join(dir, 'kubeconfig') }),
+    flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
+    metrics: new AgentMetrics({ defaultMetrics: false }),
+  });
+  await agent.start();
+  try {
+    await until('ready', () => agent.readiness().ready);
+    assert.equal(agent.plannedPods, PODS, 'the first sync plans every pod once');
+    await new Promise((r) => setTimeout(r, 200)); // several hold intervals: no re-plan without a change
+    assert.equal(agent.plannedPods, PODS);
+
+    server.modifyPod('shop', 'p3', (p) => setReady(p, false));
+    await until('p3 draining', () => agent.snapshot().pods.some((p) => p.key === 'shop/p3' && p.state === 'draining'));
+    assert.equal(agent.plannedPods, PODS + 1, 'one event, one pod re-planned');
+    server.modifyPod('shop', 'p4', (p) => {
+      (p.metadata as { labels: Record<string, string> }).labels.team = 'x'; // a field the plan does not read
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(agent.plannedPods, PODS + 1, 'an update of an unread field re-plans nothing');
+
+    server.modifyPod('shop', 'p5', (p) => markDeleting(p, 2));
+    await until('p5 draining', () => agent.snapshot().pods.some((p) => p.key === 'shop/p5' && p.state === 'draining'));
+    const planned = agent.plannedPods;
+    await until('p5 gone at its grace end, with no event', () => agent.snapshot().pods.some((p) => p.key === 'shop/p5' && (p.state === 'gone' || p.state === 'flushed')), 4000);
+    assert.equal(agent.plannedPods, planned + 1, 'the deadline re-plans that pod alone');
+
+    await until('state file written', () => {
+      try {
+        const onDisk = JSON.parse(readFileSync(stateFile, 'utf8')) as AgentState;
+        return onDisk.pods.some((p) => p.key === 'shop/p5' && p.state !== 'draining');
+      } catch {
+        return false;
+      }
+    });
+    const onDisk = JSON.parse(readFileSync(stateFile, 'utf8')) as AgentState;
+    assert.deepEqual(onDisk.pods.map((p) => p.key).sort(), ['shop/p3', 'shop/p5'], `not the ${PODS} serving pods`);
+  } finally {
+    await agent.stop();
+  }
+});
