@@ -118,7 +118,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
   try {
     await api.waitFor('ready', 600_000);
     const flips = Math.ceil(ROLLOUT / FLIP_EVERY);
-    agent = new Child(spawn(process.execPath, ['--max-semi-space-size=8', main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips))], { cwd: REPO }));
+    agent = new Child(spawn(process.execPath, [main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips))], { cwd: REPO }));
     const pid = agent.proc.pid ?? 0;
     const ports = await agent.waitFor('ports', 60_000);
     const baselineMb = procStatus(pid, 'VmRSS');
