@@ -89,6 +89,8 @@ export class Agent {
   /** Pod IPs changed since the conntrack event index was last told (told at most once a second). */
   private watchedIpsStale = true;
   private watchedIpsToldAt = Number.NEGATIVE_INFINITY;
+  /** The hold interval elapsed: re-assert every hold (the proxy may have reset weights). */
+  private reassertDue = true;
   /** Records or holds changed since the state file was last written. */
   private stateDirty = true;
   private running: Promise<void> | undefined;
@@ -235,7 +237,10 @@ export class Agent {
     }
     const drainPort = await this.drainApi.listen(config.drainPort, config.drainAddress);
     this.drainListening = true;
-    this.timers.push(this.clock.setInterval(() => this.scheduleRun(), config.holdIntervalMs));
+    this.timers.push(this.clock.setInterval(() => {
+      this.reassertDue = true;
+      this.scheduleRun();
+    }, config.holdIntervalMs));
     // While nothing drains the hold does no IPVS call; this keeps its address index fresh so a
     // new drain edits its known servers at once (bench/agent: watch event -> weight 0).
     this.timers.push(this.clock.setInterval(() => void this.refreshIpvsIndex(), Math.max(10_000, config.holdIntervalMs * 10)));
@@ -401,7 +406,11 @@ export class Agent {
     // Not synced yet (e.g. API down after a restart): the planner holds what the state file says is draining.
     const draining = this.planner.draining();
     this.metrics.podsCached.set(this.cache.size);
-    if (this.ipvsOn) {
+    // A run for events that changed no hold (a new pod, a Ready pod) does no IPVS pass; the
+    // interval re-asserts every hold.
+    const holdPassDue = this.planner.takeHoldingChanged() || this.reassertDue || !this.watch.synced;
+    this.reassertDue = false;
+    if (this.ipvsOn && holdPassDue) {
       try {
         const serving = new Set(this.hold.list().map((h) => h.podUid).filter((uid) => this.planner.isServing(uid)));
         await this.hold.sync(draining, serving);

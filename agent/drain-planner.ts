@@ -37,6 +37,8 @@ export class DrainPlanner {
   private readonly dirty = new Map<string, PodView | null>();
   private readonly deadlines = new DeadlineQueue();
   private readonly holding = new Map<string, DrainingPod>();
+  /** The set of pods to hold (or their IPs) changed since `takeHoldingChanged()` was last called. */
+  private holdingChanged = true;
   /** Pods planned since start (one per touched pod per run): tests and the bench read it. */
   plannedTotal = 0;
 
@@ -110,8 +112,16 @@ export class DrainPlanner {
         this.records.delete(uid);
         changed = true;
       }
-      if (rec?.state === 'draining' && rec.ips.length > 0) this.holding.set(uid, { uid, key: rec.key, ips: rec.ips });
-      else this.holding.delete(uid);
+      const held = this.holding.get(uid);
+      if (rec?.state === 'draining' && rec.ips.length > 0) {
+        if (held === undefined || held.ips.join() !== rec.ips.join()) {
+          this.holding.set(uid, { uid, key: rec.key, ips: rec.ips });
+          this.holdingChanged = true;
+        }
+      } else if (held !== undefined) {
+        this.holding.delete(uid);
+        this.holdingChanged = true;
+      }
       if (pod?.goneAtMs !== undefined && rec?.state === 'draining') this.deadlines.push(pod.goneAtMs, uid);
       if (result.transition !== undefined && rec !== undefined) this.hooks.transition(result.transition, rec);
       for (const action of result.actions) if (action.kind === 'flush') this.hooks.flush({ uid, key: action.key, ips: rec?.ips ?? action.ips });
@@ -126,6 +136,13 @@ export class DrainPlanner {
     if (this.cache.has(uid)) this.records.set(uid, { ...rec, state: 'flushed', sinceMs: nowMs, reason: 'flushed' });
     else this.records.delete(uid);
     return true;
+  }
+
+  /** Whether the pods to hold changed since the last call (a hold pass is then due at once). */
+  takeHoldingChanged(): boolean {
+    const changed = this.holdingChanged;
+    this.holdingChanged = false;
+    return changed;
   }
 
   /** Pods to hold at weight 0 on this node. */

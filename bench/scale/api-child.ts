@@ -80,7 +80,7 @@ async function churn(c: Churn): Promise<void> {
     timers += 1;
     setTimeout(() => {
       timers -= 1;
-      queue.push(fn);
+      queue.unshift(fn); // due now: ahead of the rollout's next steps (a DELETED comes at the end of its grace)
     }, delayMs);
   };
   for (let k = 0; k < c.rollout; k++) {

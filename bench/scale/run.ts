@@ -31,6 +31,8 @@ const SIZES = arg('pods', '10000,150000').split(',').map(Number);
 const ROLLOUT = Number(arg('rollout', '10000'));
 const RATE = Number(arg('rate', '200'));
 const FLIP_EVERY = 5;
+/** `--cpu-prof DIR`: the agent child writes a V8 CPU profile there (profiling). */
+const CPU_PROF = args.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
 const GRACE_S = 1;
 const REPO = new URL('../..', import.meta.url).pathname;
 
@@ -57,7 +59,10 @@ class Child {
   private waiters: Array<{ ev: string; resolve: (l: Line) => void }> = [];
   constructor(readonly proc: ChildProcessWithoutNullStreams) {
     createInterface({ input: proc.stdout }).on('line', (text) => {
-      if (!text.startsWith('{"ev"')) return; // the agent's own warn logs
+      if (!text.startsWith('{"ev"')) {
+        process.stderr.write(`${text.slice(0, 600)}\n`); // the agent's own warnings and errors
+        return;
+      }
       const line = JSON.parse(text) as Line;
       this.lines.push(line);
       this.waiters = this.waiters.filter((w) => (w.ev === line.ev ? (w.resolve(line), false) : true));
@@ -118,7 +123,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
   try {
     await api.waitFor('ready', 600_000);
     const flips = Math.ceil(ROLLOUT / FLIP_EVERY);
-    agent = new Child(spawn(process.execPath, [main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips))], { cwd: REPO }));
+    agent = new Child(spawn(process.execPath, [...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips))], { cwd: REPO }));
     const pid = agent.proc.pid ?? 0;
     const ports = await agent.waitFor('ports', 60_000);
     const baselineMb = procStatus(pid, 'VmRSS');
