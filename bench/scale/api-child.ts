@@ -89,19 +89,22 @@ async function churn(c: Churn): Promise<void> {
     queue.push(() => api.putPod(smallPod(newI, oldI, false)));
     queue.push(() => api.modifyPod(podNamespace(oldI), podName(newI), (p) => setReady(p, true)));
     queue.push(() => {
+      const t = wallMs(); // before the write: the agent may see the event before this process runs again
       api.modifyPod(podNamespace(oldI), podName(oldI), (p) => markDeleting(p, c.graceSeconds));
-      say({ ev: 'drain', ip: podIp(oldI), t: wallMs(), local: podNode(oldI, PODS) === AGENT_NODE });
+      say({ ev: 'drain', ip: podIp(oldI), t, local: podNode(oldI, PODS) === AGENT_NODE });
       if (podNode(oldI, PODS) === AGENT_NODE) drainCall(c.drainPort, oldI);
       at(c.graceSeconds * 1000, () => {
+        const gt = wallMs();
         api.deletePod(podNamespace(oldI), podName(oldI));
-        say({ ev: 'gone', ip: podIp(oldI), t: wallMs(), local: podNode(oldI, PODS) === AGENT_NODE });
+        say({ ev: 'gone', ip: podIp(oldI), t: gt, local: podNode(oldI, PODS) === AGENT_NODE });
       });
     });
     if (k % c.flipEvery === 0 && nextFlip < PODS) {
       const f = nextFlip++;
       queue.push(() => {
+        const t = wallMs();
         api.modifyPod(podNamespace(f), podName(f), (p) => setReady(p, false));
-        say({ ev: 'drain', ip: podIp(f), t: wallMs(), local: podNode(f, PODS) === AGENT_NODE });
+        say({ ev: 'drain', ip: podIp(f), t, local: podNode(f, PODS) === AGENT_NODE });
         at(2000, () => api.modifyPod(podNamespace(f), podName(f), (p) => setReady(p, true)));
       });
     }
