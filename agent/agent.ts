@@ -196,6 +196,7 @@ export class Agent {
           this.log.info({ pods: this.cache.size }, 'watch: first list synced; ready');
           this.scheduleRun();
         },
+        relisting: (delayMs) => this.log.info({ retryInMs: delayMs }, 'watch: resourceVersion too old (410 Gone); relisting from the watch cache'),
         restarting: (error, delayMs) => {
           metrics.watchRestarts.inc();
           this.log.warn({ err: error, retryInMs: delayMs }, 'watch: failed; restarting after backoff');
