@@ -8,10 +8,11 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../src/config/agent.js';
-import { markFlushed, planDrains, type PodRecord, type Transition } from '../src/drain-plan.js';
+import type { PodRecord, Transition } from '../src/drain-plan.js';
 import { NetlinkError, type ConntrackApi, type ConntrackEventsApi, type IpvsApi } from 'netlink-native/types';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { DrainApi } from './drain-api.js';
+import { DrainPlanner, samePlanInput } from './drain-planner.js';
 import { DrainSessions, type SessionPod } from './drain-sessions.js';
 import { probeFlowVisibility, type DatapathProbeOptions } from './flow-visibility-probe.js';
 import { SyncGate } from './sync-gate.js';
@@ -23,11 +24,11 @@ import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
 import { closeListener, createHealthServer, listen } from './health-server.js';
 import { followInstance, HandoverListener } from './handover-link.js';
 import { IndexedConntrack } from './indexed-conntrack.js';
-import { IpvsHold, type DrainingPod } from './ipvs-hold.js';
+import { IpvsHold } from './ipvs-hold.js';
 import { AgentMetrics } from './metrics.js';
-import { PodCache } from './pod-cache.js';
+import { PodCache, type CachedPod } from './pod-cache.js';
 import { loadState, StateWriter, STATE_VERSION, type AgentState, type SessionRecord, type StateOwner } from './state-file.js';
-import { PodWatch } from './watch.js';
+import { PodWatch, podUid } from './watch.js';
 import type { FlowpinController } from './flowpin/controller.js';
 import { createAgentFlowpin, flowpinSkip } from './flowpin/wire.js';
 import type { RunningJanitor } from './janitor/index.js';
@@ -86,7 +87,7 @@ export class Agent {
   private readonly watch: PodWatch;
   private readonly writer: StateWriter;
   private readonly health: Server;
-  private records = new Map<string, PodRecord>();
+  private readonly planner: DrainPlanner;
   private ipvsOn: boolean;
   private drainListening = false;
   /** The plan ran on a synced cache at least once (readiness). */
@@ -94,9 +95,15 @@ export class Agent {
   private stopping = false;
   private timers: TimerHandle[] = [];
   private runScheduled: TimerHandle | undefined;
-  /** The cache or the records changed since the last plan (else the last plan is reused). */
-  private planInputsChanged = true;
-  private lastPlan: { draining: DrainingPod[]; serving: Set<string> } | undefined;
+  /** The timer of the earliest deleting pod's grace end (planner.nextDeadline). */
+  private deadlineTimer: { at: number; handle: TimerHandle } | undefined;
+  /** The first complete list is in and every pod was queued for its first plan. */
+  private syncSeen = false;
+  /** Pod IPs changed since the conntrack event index was last told (told at most once a second). */
+  private watchedIpsStale = true;
+  private watchedIpsToldAt = Number.NEGATIVE_INFINITY;
+  /** The hold interval elapsed: re-assert every hold (the proxy may have reset weights). */
+  private reassertDue = true;
   /** Records or holds changed since the state file was last written. */
   private stateDirty = true;
   private running: Promise<void> | undefined;
@@ -125,6 +132,11 @@ export class Agent {
     this.log = logger.child({ node: config.nodeName });
     this.metrics = deps.metrics ?? new AgentMetrics();
     this.cache = new PodCache(config.goneSlackMs);
+    this.planner = new DrainPlanner(this.cache, {
+      transition: (t, rec) => this.onTransition(t, rec),
+      // The cleanup re-checks every IP against the cache just before its pass (and counts reuse).
+      flush: (pod) => this.cleanup.request(pod),
+    });
     this.ipvsOn = config.ipvsHold;
     this.instance = { instance: `${config.nodeName}.${randomUUID().slice(0, 8)}`, startedAtMs: this.clock.now() };
     const metrics = this.metrics;
@@ -204,14 +216,20 @@ export class Agent {
       { connection: kube, backoffMaxMs: config.relistBackoffMaxMs, clock: this.clock, logger: this.log },
       {
         upsert: (pod) => {
-          this.cache.upsert(pod);
-          this.planInputsChanged = true;
+          const uid = podUid(pod);
+          const prior = this.cache.view(uid);
+          const now = this.cache.upsert(pod).view;
+          if (prior !== undefined && samePlanInput(prior, now)) return; // a relist or a field the plan does not read
+          if (prior === undefined || prior.ips.join() !== now.ips.join()) this.watchedIpsStale = true;
+          this.planner.touched(uid, prior);
           this.scheduleRun();
         },
         remove: (uid) => {
           const gone = this.cache.remove(uid);
-          this.planInputsChanged = true;
-          if (gone !== undefined) this.sessions.podGone(gone.view.uid, gone);
+          if (gone === undefined) return;
+          this.watchedIpsStale = true;
+          this.sessions.podGone(gone.view.uid, gone);
+          this.planner.touched(uid, gone.view);
           this.scheduleRun();
         },
         synced: () => {
@@ -219,6 +237,7 @@ export class Agent {
           this.synced.open();
           this.scheduleRun();
         },
+        relisting: (delayMs) => this.log.info({ retryInMs: delayMs }, 'watch: resourceVersion too old (410 Gone); relisting from the watch cache'),
         restarting: (error, delayMs) => {
           metrics.watchRestarts.inc();
           this.log.warn({ err: error, retryInMs: delayMs }, 'watch: failed; restarting after backoff');
@@ -238,11 +257,16 @@ export class Agent {
     return { ready: true, why: 'ok' };
   }
 
+  /** Pods re-planned since start: one per pod an event touched (tests, bench/scale). */
+  get plannedPods(): number {
+    return this.planner.plannedTotal;
+  }
+
   /** The drain records and held servers (tests, the state file). */
   snapshot(): AgentState {
     // Stopping gracefully: the sessions still open have no caller waiting; the next agent continues them.
     const sessions = [...this.sessions.openRecords(this.instance.instance, this.stopping), ...this.foreign.values()];
-    return { version: STATE_VERSION, writtenAt: new Date(this.clock.now()).toISOString(), owner: this.instance, pods: [...this.records.values()], holds: this.hold.list(), sessions };
+    return { version: STATE_VERSION, writtenAt: new Date(this.clock.now()).toISOString(), owner: this.instance, pods: this.planner.snapshot(), holds: this.hold.list(), sessions };
   }
 
   /** Writes the state file, unless this process never loaded it (start() did not finish) or a newer instance owns it. */
@@ -269,7 +293,10 @@ export class Agent {
       const { startJanitor } = await import('./janitor/index.js');
       this.janitor = startJanitor({ connection: this.deps.kube, conntrack: this.deps.netlink, registry: this.metrics.registry, logger: this.log, clock: this.clock, graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs, backoffMaxMs: config.relistBackoffMaxMs });
     }
-    this.timers.push(this.clock.setInterval(() => this.scheduleRun(), config.holdIntervalMs));
+    this.timers.push(this.clock.setInterval(() => {
+      this.reassertDue = true;
+      this.scheduleRun();
+    }, config.holdIntervalMs));
     // While nothing drains the hold does no IPVS call; this keeps its address index fresh so a
     // new drain edits its known servers at once (bench/agent: watch event -> weight 0).
     this.timers.push(this.clock.setInterval(() => void this.refreshIpvsIndex(), Math.max(10_000, config.holdIntervalMs * 10)));
@@ -312,6 +339,7 @@ export class Agent {
     for (const f of this.following) f.close();
     for (const t of this.timers) t.cancel();
     this.runScheduled?.cancel();
+    this.deadlineTimer?.handle.cancel();
     await this.watch.stop();
     await this.janitor?.stop();
     this.cleanup.stop();
@@ -349,10 +377,10 @@ export class Agent {
       this.log.error({ stateFile, reason: loaded.reason, movedTo: loaded.movedTo }, 'state file unreadable: starting empty (draining pods are found again from the API and IPVS)');
       return undefined;
     }
-    this.records = new Map(loaded.state.pods.map((p) => [p.uid, p]));
+    this.planner.resume(loaded.state.pods);
     this.hold.resume(loaded.state.holds);
     this.metrics.ipvsServersHeld.set(this.hold.size);
-    this.log.info({ stateFile, pods: this.records.size, holds: this.hold.size, sessions: loaded.state.sessions.length, owner: loaded.state.owner?.instance, writtenAt: loaded.state.writtenAt }, 'state file loaded: resuming holds');
+    this.log.info({ stateFile, pods: loaded.state.pods.length, holds: this.hold.size, sessions: loaded.state.sessions.length, owner: loaded.state.owner?.instance, writtenAt: loaded.state.writtenAt }, 'state file loaded: resuming holds');
     return loaded.state;
   }
 
@@ -457,8 +485,8 @@ export class Agent {
   /** Watched by the event index: the IPs of every managed pod known and of every pod not yet flushed. */
   private watchedIps(): Set<string> {
     const ips = new Set<string>();
-    for (const view of this.cache.views()) for (const ip of view.ips) ips.add(ip);
-    for (const rec of this.records.values()) if (rec.state !== 'flushed') for (const ip of rec.ips) ips.add(ip);
+    this.cache.forEachIp((ip) => ips.add(ip));
+    for (const rec of this.planner.snapshot()) if (rec.state !== 'flushed') for (const ip of rec.ips) ips.add(ip);
     return ips;
   }
 
@@ -526,40 +554,36 @@ export class Agent {
     }
   }
 
+  /**
+   * One run: re-plan the pods touched since the last one (and deleting pods whose grace
+   * elapsed), then re-assert the holds. Work is proportional to what changed, not to the
+   * number of pods in the cluster.
+   */
   private async runOnce(): Promise<void> {
     const now = this.clock.now();
-    let draining: DrainingPod[];
-    let serving = new Set<string>();
     let planned = false;
-    if (this.watch.synced && !this.planInputsChanged && this.cache.deleting === 0 && this.lastPlan !== undefined) {
-      // Nothing changed and nothing is waiting on time (no deleting pod): the same plan again.
-      // With 10,000 pods this saves a pass over the cache and its garbage every hold interval.
-      ({ draining, serving } = this.lastPlan);
-    } else if (this.watch.synced) {
-      this.planInputsChanged = false;
-      planned = true;
-      const plan = planDrains({ pods: this.cache.views(), previous: this.records, nowMs: now });
-      this.records = plan.records;
-      if (plan.transitions.length > 0) this.stateDirty = true;
-      for (const t of plan.transitions) this.onTransition(t);
-      draining = [];
-      for (const action of plan.actions) {
-        if (action.kind === 'hold') draining.push({ uid: action.uid, key: action.key, ips: action.ips });
-        else if (action.kind === 'flush') {
-          // The cleanup re-checks every IP against the cache just before its pass (and counts reuse).
-          const rec = this.records.get(action.uid);
-          this.cleanup.request({ uid: action.uid, key: action.key, ips: rec?.ips ?? action.ips });
-        }
+    if (this.watch.synced) {
+      if (!this.syncSeen) {
+        this.syncSeen = true;
+        this.planner.touchAll(this.cache.knownUids());
       }
-      serving = new Set([...this.records.values()].filter((r) => r.state === 'serving').map((r) => r.uid));
-      this.lastPlan = { draining, serving };
-    } else {
-      // Not synced yet (e.g. API down after a restart): keep what the state file says is draining.
-      draining = [...this.records.values()].filter((r) => r.state === 'draining').map((r) => ({ uid: r.uid, key: r.key, ips: r.ips }));
+      this.planner.touchDue(now);
+      if (this.planner.pending > 0) {
+        planned = true;
+        if (this.planner.plan(now)) this.stateDirty = true;
+      }
+      this.armDeadline();
     }
+    // Not synced yet (e.g. API down after a restart): the planner holds what the state file says is draining.
+    const draining = this.planner.draining();
     this.metrics.podsCached.set(this.cache.size);
-    if (this.ipvsOn) {
+    // A run for events that changed no hold (a new pod, a Ready pod) does no IPVS pass; the
+    // interval re-asserts every hold.
+    const holdPassDue = this.planner.takeHoldingChanged() || this.reassertDue || !this.watch.synced;
+    this.reassertDue = false;
+    if (this.ipvsOn && holdPassDue) {
       try {
+        const serving = new Set(this.hold.list().map((h) => h.podUid).filter((uid) => this.planner.isServing(uid)));
         await this.hold.sync(draining, serving);
         if (this.flowpin !== undefined) void this.flowpin.sync().catch(() => undefined);
       } catch (error) {
@@ -569,7 +593,11 @@ export class Agent {
     }
     this.metrics.ipvsServersHeld.set(this.hold.size);
     // After the hold: the watched set is not on the path from a watch event to weight 0.
-    if (this.indexed !== undefined && planned) void this.indexed.watch(this.watchedIps());
+    if (this.indexed !== undefined && planned && this.watchedIpsStale && now - this.watchedIpsToldAt >= 1000) {
+      this.watchedIpsStale = false;
+      this.watchedIpsToldAt = now;
+      void this.indexed.watch(this.watchedIps());
+    }
     // Written in the background (coalesced), only after a change: an fsync must not delay the next event's hold.
     if (this.stateDirty) {
       this.stateDirty = false;
@@ -578,11 +606,23 @@ export class Agent {
     if (this.watch.synced) this.planned = true;
   }
 
-  private onTransition(t: Transition): void {
-    const rec = this.records.get(t.uid);
-    const ips = rec?.ips ?? [];
+  /** One timer, for the earliest deleting pod whose grace ends: no scan of deleting pods. */
+  private armDeadline(): void {
+    const next = this.planner.nextDeadline;
+    if (next === undefined || this.stopping) return;
+    if (this.deadlineTimer !== undefined && this.deadlineTimer.at <= next) return;
+    this.deadlineTimer?.handle.cancel();
+    const handle = this.clock.setTimeout(() => {
+      this.deadlineTimer = undefined;
+      this.scheduleRun();
+    }, Math.max(0, next - this.clock.now()));
+    this.deadlineTimer = { at: next, handle };
+  }
+
+  private onTransition(t: Transition, rec: PodRecord): void {
+    const ips = rec.ips;
+    if (t.from === 'new' && t.to === 'serving') return; // the first plan of a serving pod: nothing to say
     this.log.info({ pod: t.key, ips, from: t.from, to: t.to, reason: t.reason }, `pod ${t.to}`);
-    if (rec === undefined) return;
     const pod = eventPodOf(rec);
     if (t.to === 'draining' && (t.wasReady || t.reason === 'deleting')) {
       const blind = this.flowVisibility?.visible === false ? `; open flows cannot be seen on this node, so an adaptive drain lasts its maximum: ${this.flowVisibility.reason}` : '';
@@ -596,9 +636,8 @@ export class Agent {
   }
 
   private onFlushed(uid: string, report: FlushReport): void {
-    const rec = this.records.get(uid);
-    this.records = markFlushed(this.records, uid, this.clock.now());
-    this.planInputsChanged = true;
+    const rec = this.planner.record(uid);
+    this.planner.markFlushed(uid, this.clock.now());
     if (rec !== undefined) {
       const flushedIps = rec.ips.filter((ip) => report.addresses.includes(ip));
       this.events.conntrackFlushed(eventPodOf(rec), `deleted the conntrack entries of ${flushedIps.join(', ') || 'no IP (all reused)'} on ${this.deps.config.nodeName} (${report.result.deleted} entries in one pass for ${report.pods.length} pod(s))`);

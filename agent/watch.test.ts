@@ -34,11 +34,12 @@ async function until(what: string, check: () => boolean, timeoutMs = 5000): Prom
   }
 }
 
-async function startWatch(pageSize?: number): Promise<{ cache: PodCache; watch: PodWatch; restarts: unknown[]; syncs: number[] }> {
+async function startWatch(pageSize?: number): Promise<{ cache: PodCache; watch: PodWatch; restarts: unknown[]; syncs: number[]; relists: number[] }> {
   const connection = await loadKubeConnection({ kubeconfig: kubeconfigPath });
   const cache = new PodCache(0);
   const restarts: unknown[] = [];
   const syncs: number[] = [];
+  const relists: number[] = [];
   const watch = new PodWatch(
     { connection, pageSize, backoffMaxMs: 400, clock: systemClock, logger: pino({ level: 'silent' }) },
     {
@@ -46,10 +47,11 @@ async function startWatch(pageSize?: number): Promise<{ cache: PodCache; watch: 
       remove: (uid) => cache.remove(uid),
       synced: () => syncs.push(cache.size),
       restarting: (error) => restarts.push(error),
+      relisting: (delayMs) => relists.push(delayMs),
     },
   );
   watch.start();
-  return { cache, watch, restarts, syncs };
+  return { cache, watch, restarts, syncs, relists };
 }
 
 test('lists, syncs once, follows ADDED/MODIFIED/DELETED, relists on 410, restarts after errors', async () => {
@@ -93,19 +95,59 @@ test('lists, syncs once, follows ADDED/MODIFIED/DELETED, relists on 410, restart
   }
 });
 
-test('lists in pages (limit/continue) and keeps only the pruned fields of each pod', async () => {
+test('lists from the watch cache (resourceVersion=0, one streamed answer) and keeps only the pruned fields of each pod', async () => {
   for (let i = 0; i < 5; i++) server.putPod(managedPod({ name: `page-${i}`, nodeName: 'n2', ips: [`10.2.0.${i}`] }));
   const managed = server.listPods().filter((p) => p.metadata?.labels?.['conndrain.io/managed'] === 'true').length;
   const before = server.requests.length;
+  const quorumBefore = server.listStats.quorum;
   const { cache, watch } = await startWatch(2);
   try {
     await until('sync', () => watch.synced);
     assert.equal(cache.size, managed);
     const lists = server.requests.slice(before).filter((r) => r.path === '/api/v1/pods' && r.query.watch === undefined);
-    assert.equal(lists.length, Math.ceil(managed / 2), 'one request per page');
-    assert.ok(lists.every((r) => r.query.limit === '2'));
-    assert.equal(lists.filter((r) => r.query.continue !== undefined).length, lists.length - 1);
+    assert.equal(lists.length, 1, 'one list, whole, from the cache');
+    assert.equal(lists[0]?.query.resourceVersion, '0', 'as client-go informers: resourceVersion=0');
+    assert.equal(server.listStats.quorum, quorumBefore, 'no quorum read of etcd');
     assert.deepEqual(cache.byDrain('drain-page-3')?.view.ips, ['10.2.0.3']);
+  } finally {
+    await watch.stop();
+  }
+});
+
+test('a list answered 410 falls back to a paginated quorum read (limit/continue)', async () => {
+  const managed = server.listPods().filter((p) => p.metadata?.labels?.['conndrain.io/managed'] === 'true').length;
+  const before = server.requests.length;
+  server.failNext(1, 410, 'list');
+  const { cache, watch } = await startWatch(2);
+  try {
+    await until('sync', () => watch.synced);
+    assert.equal(cache.size, managed);
+    const lists = server.requests.slice(before).filter((r) => r.path === '/api/v1/pods' && r.query.watch === undefined);
+    const paged = lists.slice(1);
+    assert.equal(lists[0]?.query.resourceVersion, '0');
+    assert.equal(paged.length, Math.ceil(managed / 2), 'then one request per page');
+    assert.ok(paged.every((r) => r.query.limit === '2' && r.query.resourceVersion === undefined));
+    assert.equal(paged.filter((r) => r.query.continue !== undefined).length, paged.length - 1);
+  } finally {
+    await watch.stop();
+  }
+});
+
+test('repeated 410 Gone relists with jittered exponential backoff, not in a hot loop (issue 14 item 5)', async () => {
+  const { watch, relists } = await startWatch();
+  try {
+    await until('sync', () => watch.synced);
+    const listsOf = (): number => server.requests.filter((r) => r.path === '/api/v1/pods' && r.query.watch === undefined).length;
+    const before = listsOf();
+    await until('watching', () => server.openWatches > 0);
+    server.failNext(9, 410, 'watch');
+    server.expireResourceVersions(); // the open watch gets an ERROR 410 event, the next 9 an HTTP 410
+    await new Promise((r) => setTimeout(r, 130));
+    const within = listsOf() - before;
+    assert.ok(within <= 2, `10 410s relisted ${within} times in 130 ms`);
+    await until('three relists scheduled', () => relists.length >= 3);
+    assert.equal(relists[0], 0, 'the first 410 relists at once');
+    assert.ok((relists[1] ?? 0) >= 250 && (relists[2] ?? 0) >= 400, `then waits grow (capped at 400 ms here): ${relists.join(', ')}`);
   } finally {
     await watch.stop();
   }

@@ -1,7 +1,7 @@
 /**
  * List/watch of managed pods (label conndrain.io/managed=true) in every namespace: the shared
- * restarting list/watch (kube/list-watch.ts: `@kubernetes/client-node`'s Watch, paginated
- * lists, relist on 410, backoff restarts) with each pod pruned to the fields conndrain reads
+ * restarting list/watch (kube/list-watch.ts: `@kubernetes/client-node`'s Watch, lists from
+ * the watch cache decoded as they stream, relist on 410, jittered backoff restarts) with each pod pruned to the fields conndrain reads
  * as it arrives, so no full pod object outlives its event.
  */
 import type { Logger } from 'pino';
@@ -20,6 +20,8 @@ export interface PodWatchHandlers {
   synced(): void;
   /** The watch failed and will restart after `delayMs`. */
   restarting(error: unknown, delayMs: number): void;
+  /** A 410 Gone: relisting after `delayMs` (jittered backoff when it repeats). */
+  relisting?(delayMs: number): void;
 }
 
 export interface PodWatchOptions {
@@ -59,6 +61,7 @@ export class PodWatch {
         remove: (uid) => handlers.remove(uid),
         synced: () => handlers.synced(),
         restarting: (error, delayMs) => handlers.restarting(error, delayMs),
+        relisting: (delayMs) => handlers.relisting?.(delayMs),
       },
     );
   }

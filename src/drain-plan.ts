@@ -173,3 +173,72 @@ export function markFlushed(records: ReadonlyMap<string, PodRecord>, uid: string
   if (rec !== undefined && rec.state === 'gone') out.set(uid, { ...rec, state: 'flushed', sinceMs: nowMs, reason: 'flushed' });
   return out;
 }
+
+/** One pod's plan (`planPod`): work proportional to what changed, not to the cluster. */
+export interface PodPlanInput {
+  /** The pod as the (synced) watch cache holds it; undefined when the API no longer has it. */
+  pod: PodView | undefined;
+  /**
+   * What the agent knew: its record, or, for a pod it keeps no record of (serving pods are not
+   * recorded), `{ state: 'serving', wasReady: true }` when the pod's previous view was serving.
+   */
+  previous: PodRecord | undefined;
+  nowMs: number;
+  /** A live pod (not gone) other than `exceptUid` that holds `ip`: its key. Such an IP is never flushed. */
+  liveHolder: (ip: string, exceptUid: string) => string | undefined;
+}
+
+export interface PodPlan {
+  /** The pod's record after this run; undefined when there is nothing left to know (absent and done). */
+  record: PodRecord | undefined;
+  /** Whether the record must be kept: false for serving pods (nothing to resume) and forgotten ones. */
+  keep: boolean;
+  transition: Transition | undefined;
+  actions: PlanAction[];
+}
+
+/**
+ * The same decision `planDrains` takes for one pod, given only that pod and its previous
+ * record: the agent re-plans the pods a watch event touched (and deleting pods when their
+ * grace elapses) instead of every pod of the cluster.
+ */
+export function planPod(input: PodPlanInput): PodPlan {
+  const { pod, previous, nowMs, liveHolder } = input;
+  let rec: PodRecord;
+  if (pod === undefined) {
+    if (previous === undefined || previous.state === 'flushed') return { record: undefined, keep: false, transition: undefined, actions: [] };
+    rec = previous.state === 'gone' ? previous : { ...previous, state: 'gone', sinceMs: nowMs, reason: 'deleted' };
+  } else {
+    const next = nextState(previous, observe(pod, nowMs));
+    const changed = previous === undefined || previous.state !== next.state;
+    rec = {
+      uid: pod.uid,
+      key: pod.key,
+      nodeName: pod.nodeName ?? previous?.nodeName,
+      ips: pod.ips.length > 0 ? pod.ips : (previous?.ips ?? []),
+      state: next.state,
+      sinceMs: changed ? nowMs : (previous?.sinceMs ?? nowMs),
+      wasReady: (previous?.wasReady ?? false) || pod.ready,
+      reason: changed ? next.reason : (previous?.reason ?? next.reason),
+    };
+  }
+  const from: DrainState | 'new' = previous?.state ?? 'new';
+  const transition: Transition | undefined = from === rec.state
+    ? undefined
+    : { uid: rec.uid, key: rec.key, from, to: rec.state, reason: rec.reason, wasReady: rec.wasReady, nodeName: rec.nodeName };
+  const actions: PlanAction[] = [];
+  if (from === 'draining' && (rec.state === 'serving' || rec.state === 'gone')) {
+    actions.push({ kind: 'release', uid: rec.uid, key: rec.key, ips: rec.ips, why: rec.state === 'serving' ? 'serving' : 'gone' });
+  }
+  if (rec.state === 'draining' && rec.ips.length > 0) actions.push({ kind: 'hold', uid: rec.uid, key: rec.key, ips: rec.ips });
+  else if (rec.state === 'gone') {
+    const free: string[] = [];
+    for (const ip of rec.ips) {
+      const holder = liveHolder(ip, rec.uid);
+      if (holder === undefined) free.push(ip);
+      else actions.push({ kind: 'skip-reused', uid: rec.uid, key: rec.key, ip, holder });
+    }
+    actions.push({ kind: 'flush', uid: rec.uid, key: rec.key, ips: free });
+  }
+  return { record: rec, keep: rec.state !== 'serving', transition, actions };
+}

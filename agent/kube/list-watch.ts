@@ -4,22 +4,30 @@
  * (imported narrowly: the package root would load every generated client, ~73 MB RSS);
  * the list is a paginated GET over the same connection.
  *
- * - List in pages (`limit`/`continue`), projecting each item at once (`project`: keep only
- *   what the consumer reads), so neither a whole list nor whole objects stay in memory.
+ * - List from the API server's watch cache as client-go's informers do: the first list with
+ *   `resourceVersion=0`, a relist with the last resourceVersion synced (both served from the
+ *   cache, not a quorum read of etcd; the cache ignores `limit`, so the body is decoded as it
+ *   streams in, list-stream.ts, and each item projected at once: neither the whole list nor
+ *   whole objects stay in memory). Only after a list answered 410 (that resourceVersion is
+ *   gone from the cache) does the next one read from etcd, in pages (`limit`/`continue`).
  *   A relist removes what is no longer there (only keys are kept here).
  * - Watch from the list's resourceVersion with bookmarks and a server-side timeout; a watch
  *   that ends normally is renewed from the last resourceVersion seen.
- * - 410 Gone (an HTTP 410 or an ERROR event carrying code 410): relist at once, not an error.
- * - Any other failure: `restarting(error, delay)`, then retry after a backoff doubling from
- *   250 ms to `backoffMaxMs` (reset once a list or an event gets through), from the last
- *   resourceVersion (a relist when that one is too old: 410).
+ * - 410 Gone (an HTTP 410 or an ERROR event carrying code 410): relist, at once the first
+ *   time, then with the same backoff as errors (a server that 410s every watch is not
+ *   relisted in a hot loop).
+ * - Any failure: `restarting(error, delay)`, then retry after a jittered exponential backoff
+ *   from 250 ms to `backoffMaxMs` (backoff.ts; reset after 2 minutes without a failure, as
+ *   client-go's reflector), from the last resourceVersion (a relist when that one is too old).
  * - `synced` is reported once, after the first complete list was applied (readiness).
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Watch } from '@kubernetes/client-node/dist/watch.js';
 import type { Clock, TimerHandle } from '../clock.js';
 import type { KubeConnection } from './connection.js';
+import { JitteredBackoff } from './backoff.js';
 import { listPages } from './list-pages.js';
+import { streamList } from './list-stream.js';
 
 export interface ListWatchHandlers<T> {
   upsert(obj: T): void;
@@ -29,6 +37,8 @@ export interface ListWatchHandlers<T> {
   synced(): void;
   /** The list or watch failed; retried after `delayMs`. */
   restarting(error: unknown, delayMs: number): void;
+  /** A 410 Gone: relisting after `delayMs` (0 the first time in a stable period). */
+  relisting?(delayMs: number): void;
 }
 
 export interface ListWatchOptions<T> {
@@ -44,6 +54,8 @@ export interface ListWatchOptions<T> {
   clock: Clock;
   backoffMaxMs: number;
   watchTimeoutSeconds?: number;
+  /** The backoff's jitter source (tests pin it). */
+  random?: () => number;
 }
 
 interface WatchObject {
@@ -53,6 +65,8 @@ interface WatchObject {
 }
 
 const BACKOFF_START_MS = 250;
+/** client-go's reflector: the backoff resets after this long without a failure. */
+const BACKOFF_RESET_MS = 120_000;
 /** A watch that ends normally sooner than this, with no event, is retried with backoff (no hot loop). */
 const MIN_WATCH_MS = 1000;
 
@@ -65,7 +79,11 @@ export class RestartingListWatch<T> {
   private readonly known = new Set<string>();
   private resourceVersion: string | undefined;
   private everSynced = false;
-  private backoffMs = BACKOFF_START_MS;
+  /** The last list's or watch event's resourceVersion: a relist reads the watch cache at it. */
+  private syncedRv: string | undefined;
+  /** A list answered 410: the next list is a consistent (etcd) read. */
+  private consistentList = false;
+  private readonly backoff: JitteredBackoff;
   private timer: TimerHandle | undefined;
   private abort: AbortController | undefined;
   /** Bumped on every (re)start and on stop: callbacks of an older watch are ignored. */
@@ -79,6 +97,7 @@ export class RestartingListWatch<T> {
   ) {
     // The Watch calls only getCurrentCluster() and applyToFetchOptions() on its config.
     this.watcher = new Watch(options.connection as unknown as KubeConfig);
+    this.backoff = new JitteredBackoff({ initialMs: BACKOFF_START_MS, maxMs: options.backoffMaxMs, resetAfterMs: BACKOFF_RESET_MS, jitter: 1, now: () => options.clock.now(), random: options.random });
   }
 
   get synced(): boolean {
@@ -120,43 +139,68 @@ export class RestartingListWatch<T> {
 
   private failed(error: unknown): void {
     if (this.stopped) return;
-    if (statusCode(error) === 410) {
-      this.resourceVersion = undefined; // relist at once: not an error
-      this.schedule(0);
-      return;
-    }
-    const delay = this.backoffMs;
-    this.backoffMs = Math.min(this.backoffMs * 2, this.options.backoffMaxMs);
-    this.handlers.restarting(error, delay);
+    const gone = statusCode(error) === 410;
+    if (gone) this.resourceVersion = undefined; // relist
+    const delay = this.backoff.next(gone);
+    if (gone) this.handlers.relisting?.(delay);
+    else this.handlers.restarting(error, delay);
     this.schedule(delay);
   }
 
   private async list(generation: number): Promise<void> {
     const { connection, path, labelSelector, pageSize = 500, project, keyOf } = this.options;
     const seen = new Set<string>();
-    let resourceVersion: string | undefined;
-    for await (const page of listPages(connection, path, { labelSelector, pageSize })) {
+    const take = (raw: unknown): void => {
       if (generation !== this.generation) return;
-      resourceVersion ??= page.metadata?.resourceVersion;
-      for (const raw of page.items ?? []) {
-        const obj = project(raw);
-        const key = keyOf(obj);
-        seen.add(key);
-        this.known.add(key);
-        this.handlers.upsert(obj);
+      const obj = project(raw);
+      const key = keyOf(obj);
+      seen.add(key);
+      this.known.add(key);
+      this.handlers.upsert(obj);
+    };
+    let resourceVersion: string | undefined;
+    if (this.consistentList) {
+      for await (const page of listPages(connection, path, { labelSelector, pageSize })) {
+        if (generation !== this.generation) return;
+        resourceVersion ??= page.metadata?.resourceVersion;
+        for (const raw of page.items ?? []) take(raw);
+      }
+    } else {
+      try {
+        resourceVersion = await this.listFromCache(generation, take);
+      } catch (error) {
+        if (statusCode(error) === 410) this.consistentList = true;
+        throw error;
       }
     }
+    if (generation !== this.generation) return;
     for (const key of [...this.known]) {
       if (seen.has(key)) continue;
       this.known.delete(key);
       this.handlers.remove(key, undefined);
     }
+    this.consistentList = false;
     this.resourceVersion = resourceVersion ?? '0';
-    this.backoffMs = BACKOFF_START_MS;
+    this.syncedRv = this.resourceVersion;
     if (!this.everSynced) {
       this.everSynced = true;
       this.handlers.synced();
     }
+  }
+
+  /**
+   * The list from the watch cache (`resourceVersion=0` first, the last synced one after),
+   * streamed; a server that paginates it anyway is followed through its continue tokens.
+   */
+  private async listFromCache(generation: number, take: (raw: unknown) => void): Promise<string | undefined> {
+    const { connection, path, labelSelector } = this.options;
+    const first = await streamList(connection, path, { labelSelector, resourceVersion: this.syncedRv ?? '0' }, take);
+    let token = first.continue;
+    while (token !== undefined && generation === this.generation) {
+      const page = await streamList(connection, path, { labelSelector, continue: token }, take);
+      token = page.continue;
+    }
+    return first.resourceVersion;
   }
 
   private async watch(generation: number): Promise<void> {
@@ -175,8 +219,10 @@ export class RestartingListWatch<T> {
         return;
       }
       events += 1;
-      this.backoffMs = BACKOFF_START_MS;
-      if (rv !== undefined) this.resourceVersion = rv;
+      if (rv !== undefined) {
+        this.resourceVersion = rv;
+        this.syncedRv = rv;
+      }
       if (type === 'ADDED' || type === 'MODIFIED') {
         const obj = project(raw);
         this.known.add(keyOf(obj));

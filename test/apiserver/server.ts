@@ -6,6 +6,11 @@
  *
  * - LIST  `GET /api/v1/pods?labelSelector=..&fieldSelector=..[&limit=N&continue=T]` (and
  *   `/api/v1/namespaces/<ns>/pods`): a `PodList` with `metadata.resourceVersion` (and `continue`).
+ *   With `resourceVersion=0` (or any non-empty resourceVersion and no continue token) it is
+ *   served as the real server's watch cache serves it: the current state, whole, `limit`
+ *   ignored (kube-apiserver before the cache could paginate, 1.33/1.34); without one (a quorum
+ *   read) it paginates. Lists are written item by item (a 150,000-pod list is ~900 MB of
+ *   JSON, more than one V8 string can hold) and counted (`listStats`: cache vs etcd reads).
  * - the same LIST for `GET /apis/discovery.k8s.io/v1/endpointslices` (and
  *   `/apis/discovery.k8s.io/v1/namespaces/<ns>/endpointslices`): an `EndpointSliceList`.
  * - WATCH the same paths with `watch=true&resourceVersion=N[&allowWatchBookmarks=true][&timeoutSeconds=S]`:
@@ -78,6 +83,14 @@ export class FakeApiServer {
   readonly plain = new PlainObjects();
   /** Every Event the clients created, in order. */
   readonly events: JsonObject[] = [];
+  /** Lists served from the "watch cache" (resourceVersion set) and from "etcd" (quorum reads), and bytes sent. */
+  readonly listStats = { fromCache: 0, quorum: 0, bytes: 0 };
+  /**
+   * Applied to every object as it is written to a client (lists and watch events): the bench
+   * stores small pods and sends them full size (~6 KB: managedFields, containers...), as the
+   * real server does, without holding 150,000 full objects in this process.
+   */
+  expand: ((object: JsonObject) => JsonObject) | undefined;
   /** Every request, for assertions on how the client behaved (relists, bookmarks asked for). */
   readonly requests: RecordedRequest[] = [];
   url = '';
@@ -266,7 +279,7 @@ export class FakeApiServer {
   }
 
   private writeEvent(w: OpenWatch, type: string, object: JsonObject): void {
-    w.res.write(`${JSON.stringify({ type, object })}\n`);
+    w.res.write(`${JSON.stringify({ type, object: this.expand === undefined ? object : this.expand(object) })}\n`);
   }
 
   private endWatch(w: OpenWatch, error?: JsonObject): void {
@@ -306,7 +319,7 @@ export class FakeApiServer {
     }
     if (collection !== undefined && req.method === 'GET') {
       if (isWatch) this.serveWatch(res, collection.resource, collection.namespace, query);
-      else this.serveList(send, collection.resource, collection.namespace, query);
+      else this.serveList(res, send, collection.resource, collection.namespace, query);
       return;
     }
     if (podPath !== null && req.method === 'GET') {
@@ -345,17 +358,20 @@ export class FakeApiServer {
   }
 
   /**
-   * `limit`/`continue` paginate as the API server does, with one simplification: a continue
-   * token is an offset into the current list (the real server serves the pages from one
-   * snapshot); a token older than a compaction gets 410 Expired.
+   * From the cache (a non-empty resourceVersion, no continue token): everything, `limit`
+   * ignored. Otherwise `limit`/`continue` paginate as the API server does, with one
+   * simplification: a continue token is an offset into the current list (the real server
+   * serves the pages from one snapshot); a token older than a compaction gets 410 Expired.
    */
-  private serveList(send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>): void {
+  private serveList(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>): void {
     const filter = { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, namespace };
     const all = [...this.store(resource).values()].filter((p) => this.visible(filter, p));
     let offset = 0;
     let rv = this.rv;
-    if (query.continue !== undefined && query.continue !== '') {
-      const [tokenRv, tokenOffset] = Buffer.from(query.continue, 'base64url').toString().split(':').map(Number);
+    const hasContinue = query.continue !== undefined && query.continue !== '';
+    const fromCache = !hasContinue && query.resourceVersion !== undefined && query.resourceVersion !== '';
+    if (hasContinue) {
+      const [tokenRv, tokenOffset] = Buffer.from(query.continue ?? '', 'base64url').toString().split(':').map(Number);
       if (tokenRv === undefined || tokenOffset === undefined || !Number.isFinite(tokenRv) || tokenRv < this.compactedRv) {
         send(410, status(410, 'Expired', 'stand-in: the continue token has expired'));
         return;
@@ -363,11 +379,38 @@ export class FakeApiServer {
       offset = tokenOffset;
       rv = tokenRv;
     }
+    if (fromCache) this.listStats.fromCache += 1;
+    else if (!hasContinue) this.listStats.quorum += 1;
     const limit = Number(query.limit);
-    const end = Number.isFinite(limit) && limit > 0 ? Math.min(all.length, offset + limit) : all.length;
+    const end = !fromCache && Number.isFinite(limit) && limit > 0 ? Math.min(all.length, offset + limit) : all.length;
     const metadata: Record<string, string> = { resourceVersion: String(rv) };
     if (end < all.length) metadata.continue = Buffer.from(`${rv}:${end}`).toString('base64url');
-    send(200, { kind: RESOURCES[resource].listKind, apiVersion: RESOURCES[resource].apiVersion, metadata, items: all.slice(offset, end) });
+    const items = all.slice(offset, end);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const head = `{"kind":${JSON.stringify(RESOURCES[resource].listKind)},"apiVersion":${JSON.stringify(RESOURCES[resource].apiVersion)},"metadata":${JSON.stringify(metadata)},"items":[`;
+    let i = 0;
+    const write = (text: string): boolean => {
+      this.listStats.bytes += Buffer.byteLength(text);
+      return res.write(text);
+    };
+    const pump = (): void => {
+      let ok = true;
+      while (ok && i < items.length) {
+        const batch: string[] = [];
+        for (let k = 0; k < 64 && i < items.length; k++, i++) {
+          const item = items[i] as JsonObject;
+          batch.push(JSON.stringify(this.expand === undefined ? item : this.expand(item)));
+        }
+        ok = write((i - batch.length === 0 ? '' : ',') + batch.join(','));
+      }
+      if (i < items.length) res.once('drain', pump);
+      else {
+        write(']}');
+        res.end();
+      }
+    };
+    write(head);
+    pump();
   }
 
   private serveWatch(res: ServerResponse, resource: Resource, namespace: string | undefined, query: Record<string, string>): void {

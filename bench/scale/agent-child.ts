@@ -1,0 +1,83 @@
+/**
+ * Child of bench/scale/run.ts, run compiled with plain node (as the image runs the agent):
+ * the real Agent against the API stand-in, with the in-memory IPVS and conntrack stand-ins
+ * (native/lib/memory-*.ts). The IPVS table has `argv[5]` real servers (the pods the churn
+ * drains) over 2,000 services. Prints JSON lines: `ports`, `ready` (with the time), then one
+ * line when a pod IP's last held server reaches weight 0 (`weight0`) and for each conntrack
+ * flush (`flush`, its addresses). Stops (writing its state file) when stdin closes.
+ */
+import { createInterface } from 'node:readline';
+import { pino } from 'pino';
+import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
+import { Agent } from '../../agent/agent.js';
+import { AgentMetrics } from '../../agent/metrics.js';
+import { DEFAULT_FLOW_TIMEOUTS } from '../../agent/flows.js';
+import { loadKubeConnection } from '../../agent/kube/load.js';
+import { loadAgentConfig } from '../../src/config/agent.js';
+import { memoryNetlink } from '../agent/stand-ins.js';
+import { AGENT_NODE, podIp, serviceAddress, wallMs } from './cluster.js';
+
+const [kubeconfig = '', stateFile = '', heldText = '0'] = process.argv.slice(2);
+const say = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
+
+const ipvs = new MemoryIpvs();
+const services = new Set<string>();
+for (let i = 0; i < Number(heldText); i++) {
+  const key = { family: 4 as const, protocol: 'tcp' as const, address: serviceAddress(i), port: 80 };
+  if (!services.has(key.address)) {
+    services.add(key.address);
+    await ipvs.addService({ key, scheduler: 'mh' });
+  }
+  await ipvs.addDestination(key, { address: podIp(i), port: 8080, weight: 1 });
+}
+const ct = new MemoryConntrack();
+const netlink = memoryNetlink(ct, ipvs);
+const zeroed = new Set<string>();
+const observe = (address: string, weight: number): void => {
+  if (weight === 0 && !zeroed.has(address)) {
+    zeroed.add(address);
+    say({ ev: 'weight0', ip: address, t: wallMs() });
+  } else if (weight > 0) zeroed.delete(address);
+};
+const setOne = netlink.setDestinationWeight.bind(netlink);
+const setMany = netlink.setDestinationWeights.bind(netlink);
+netlink.setDestinationWeight = async (s, d, w) => {
+  await setOne(s, d, w);
+  observe(d.address, w);
+};
+netlink.setDestinationWeights = async (edits) => {
+  const results = await setMany(edits);
+  edits.forEach((e, i) => {
+    if (results[i] === undefined) observe(e.destination.address, e.weight);
+  });
+  return results;
+};
+const deleteConntrack = netlink.deleteConntrack.bind(netlink);
+netlink.deleteConntrack = async (o) => {
+  const result = await deleteConntrack(o);
+  say({ ev: 'flush', addresses: o.addresses, t: wallMs() });
+  return result;
+};
+
+const config = loadAgentConfig({ flags: { nodeName: AGENT_NODE, kubeconfig, stateFile, logLevel: 'warn', janitor: 'false', flowPinning: 'false', conntrackEvents: 'false' }, env: {} });
+if (!config.ok) throw new Error(config.error.join('; '));
+const agent = new Agent({
+  config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', drainAddress: '127.0.0.1' },
+  logger: pino({ level: 'warn' }),
+  netlink,
+  kube: await loadKubeConnection({ kubeconfig }),
+  flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
+  metrics: new AgentMetrics(),
+});
+const ports = await agent.start();
+say({ ev: 'ports', ...ports });
+const poll = setInterval(() => {
+  if (!agent.readiness().ready) return;
+  clearInterval(poll);
+  say({ ev: 'ready', t: wallMs(), pods: agent.cache.size });
+}, 5);
+const lines = createInterface({ input: process.stdin });
+lines.on('line', (line) => {
+  if (line.includes('planned')) say({ ev: 'planned', pods: agent.plannedPods });
+});
+lines.on('close', () => void agent.stop().then(() => process.exit(0)));

@@ -1,0 +1,135 @@
+/**
+ * Child of bench/scale/run.ts: the API stand-in (test/apiserver) holding argv[3] managed pods
+ * as small objects and sending each one full size (~6 KB: bench/agent/fat-pod.ts) in lists
+ * and watch events, as the real server does. Prints JSON lines: `{"ev":"ready"}` once the
+ * pods are in, then, after a `{"cmd":"churn",...}` line on stdin, one line per event the
+ * bench measures (a pod starts draining, a pod is deleted, a drain call's answer) and
+ * `{"ev":"churn-done"}`. Exits when stdin closes.
+ */
+import { request } from 'node:http';
+import { createInterface } from 'node:readline';
+import { FakeApiServer, type JsonObject } from '../../test/apiserver/server.js';
+import { managedPod, markDeleting, setReady } from '../../test/apiserver/pods.js';
+import { fatPod } from '../agent/fat-pod.js';
+import { AGENT_NODE, podIp, podName, podNamespace, podNode, wallMs } from './cluster.js';
+
+const [kubeconfig = '', podsText = '0'] = process.argv.slice(2);
+const PODS = Number(podsText);
+const say = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
+
+type Meta = { name: string; namespace: string; uid: string; labels: Record<string, string>; annotations: Record<string, string>; resourceVersion?: string; deletionTimestamp?: string; deletionGracePeriodSeconds?: number };
+
+/** The small stored pod, sent with the bulk of a real one (containers, managedFields...). */
+function expand(pod: JsonObject): JsonObject {
+  const meta = pod.metadata as unknown as Meta;
+  const spec = pod.spec as { nodeName: string };
+  const status = pod.status as { podIP: string; phase: string; conditions: Array<{ type: string; status: string }> };
+  const i = Number(/(\d+)/.exec(meta.name)?.[1] ?? 0);
+  const fat = fatPod({ name: meta.name, namespace: meta.namespace, nodeName: spec.nodeName, ips: [status.podIP] }, i) as JsonObject & { metadata: Record<string, unknown>; status: Record<string, unknown> };
+  const ready = status.conditions.find((c) => c.type === 'Ready')?.status ?? 'False';
+  fat.metadata = { ...fat.metadata, ...meta, labels: { ...(fat.metadata.labels as Record<string, string>), ...meta.labels }, annotations: { ...(fat.metadata.annotations as Record<string, string>), ...meta.annotations } };
+  fat.kind = 'Pod';
+  fat.apiVersion = 'v1';
+  fat.status.phase = status.phase;
+  fat.status.conditions = (fat.status.conditions as Array<{ type: string; status: string }>).map((c) => (c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: ready } : c));
+  return fat;
+}
+
+function smallPod(i: number, index: number, ready: boolean): JsonObject {
+  return managedPod({ name: podName(i), namespace: podNamespace(index), nodeName: podNode(index, PODS), ips: [podIp(i)], uid: `uid-${i}`, drainId: `drain-${podName(i)}`, ready });
+}
+
+const api = new FakeApiServer();
+api.expand = expand;
+await api.start();
+for (let i = 0; i < PODS; i++) api.putPod(smallPod(i, i, true));
+api.writeKubeconfig(kubeconfig);
+say({ ev: 'ready', pods: PODS });
+
+interface Churn {
+  rate: number;
+  rollout: number;
+  flipEvery: number;
+  graceSeconds: number;
+  drainPort: number;
+}
+
+/** A preStop call for a local pod being deleted: its answer's status (never 404 for a known pod). */
+function drainCall(port: number, i: number): void {
+  const started = wallMs();
+  const req = request({ host: '127.0.0.1', port, path: `/v1/drain/drain-${podName(i)}`, method: 'GET', timeout: 120_000 }, (res) => {
+    res.resume();
+    res.on('end', () => say({ ev: 'call', i, status: res.statusCode, ms: wallMs() - started }));
+  });
+  req.on('error', (error) => say({ ev: 'call', i, status: 0, error: error.message }));
+  req.end();
+}
+
+/**
+ * The rollout: each replacement is four pod events (the new pod ADDED unready, then Ready;
+ * the old one deleting, then DELETED after its grace), one in `flipEvery` steps also flips a
+ * pod not in the rollout unready and (2 s later) Ready again; `rate` events a second.
+ */
+async function churn(c: Churn): Promise<void> {
+  const queue: Array<() => void> = [];
+  const started = wallMs();
+  let events = 0;
+  let nextFlip = c.rollout;
+  let timers = 0;
+  const at = (delayMs: number, fn: () => void): void => {
+    timers += 1;
+    setTimeout(() => {
+      timers -= 1;
+      queue.unshift(fn); // due now: ahead of the rollout's next steps (a DELETED comes at the end of its grace)
+    }, delayMs);
+  };
+  for (let k = 0; k < c.rollout; k++) {
+    const oldI = k;
+    const newI = PODS + k;
+    queue.push(() => api.putPod(smallPod(newI, oldI, false)));
+    queue.push(() => api.modifyPod(podNamespace(oldI), podName(newI), (p) => setReady(p, true)));
+    queue.push(() => {
+      const t = wallMs(); // before the write: the agent may see the event before this process runs again
+      api.modifyPod(podNamespace(oldI), podName(oldI), (p) => markDeleting(p, c.graceSeconds));
+      say({ ev: 'drain', ip: podIp(oldI), t, local: podNode(oldI, PODS) === AGENT_NODE });
+      if (podNode(oldI, PODS) === AGENT_NODE) drainCall(c.drainPort, oldI);
+      at(c.graceSeconds * 1000, () => {
+        const gt = wallMs();
+        api.deletePod(podNamespace(oldI), podName(oldI));
+        say({ ev: 'gone', ip: podIp(oldI), t: gt, local: podNode(oldI, PODS) === AGENT_NODE });
+      });
+    });
+    if (k % c.flipEvery === 0 && nextFlip < PODS) {
+      const f = nextFlip++;
+      queue.push(() => {
+        const t = wallMs();
+        api.modifyPod(podNamespace(f), podName(f), (p) => setReady(p, false));
+        say({ ev: 'drain', ip: podIp(f), t, local: podNode(f, PODS) === AGENT_NODE });
+        at(2000, () => api.modifyPod(podNamespace(f), podName(f), (p) => setReady(p, true)));
+      });
+    }
+  }
+  // Paced: at each tick, the events due by now (rate per second), so timer jitter does not change the rate.
+  await new Promise<void>((resolve) => {
+    const tick = setInterval(() => {
+      const due = Math.floor(((wallMs() - started) / 1000) * c.rate);
+      while (events < due && queue.length > 0) {
+        const next = queue.shift();
+        next?.();
+        events += 1;
+      }
+      if (queue.length === 0 && timers === 0) {
+        clearInterval(tick);
+        resolve();
+      }
+    }, 2);
+  });
+  say({ ev: 'churn-done', events, seconds: (wallMs() - started) / 1000, listStats: api.listStats });
+}
+
+const lines = createInterface({ input: process.stdin });
+lines.on('line', (line) => {
+  const cmd = JSON.parse(line) as { cmd: string } & Churn;
+  if (cmd.cmd === 'churn') void churn(cmd);
+});
+lines.on('close', () => void api.close().then(() => process.exit(0)));

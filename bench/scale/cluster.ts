@@ -1,0 +1,36 @@
+/**
+ * The simulated cluster of bench/scale, shared by its processes: pod i's name, IP, node and
+ * IPVS service. 5,000 nodes; about 30 pods on the agent's node (`node-0`) whatever the size.
+ */
+export const NODES = 5000;
+export const AGENT_NODE = 'node-0';
+export const SERVICES = 2000;
+export const LOCAL_PODS = 30;
+
+export function podIp(i: number): string {
+  return `10.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+}
+
+export function podName(i: number): string {
+  return `pod-${i}`;
+}
+
+export function podNode(i: number, pods: number): string {
+  const every = Math.max(1, Math.floor(pods / LOCAL_PODS));
+  return i % every === 0 ? AGENT_NODE : `node-${1 + (i % (NODES - 1))}`;
+}
+
+export function podNamespace(i: number): string {
+  return `ns-${i % 200}`;
+}
+
+/** The IPVS virtual service whose real server pod i is (every node's kube-proxy has them all). */
+export function serviceAddress(i: number): string {
+  const s = i % SERVICES;
+  return `10.96.${s >> 8}.${s & 255}`;
+}
+
+/** Wall-clock milliseconds with sub-millisecond precision, comparable across the bench's processes. */
+export function wallMs(): number {
+  return performance.timeOrigin + performance.now();
+}

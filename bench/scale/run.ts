@@ -1,0 +1,206 @@
+/**
+ * bench/scale: the agent at cluster scale (issue 15). The API stand-in (its own process)
+ * serves N managed pods of ~6 KB on 5,000 nodes, ~30 of them on the agent's node; the real
+ * agent (its own process, compiled, plain node, in-memory IPVS and conntrack stand-ins) lists
+ * and watches them; then a rolling update replaces `--rollout` pods at `--rate` pod events a
+ * second (each replacement: new pod ADDED, Ready, old pod deleting, DELETED after its grace),
+ * with one readiness flip every 5 replacements. Measured:
+ *
+ * - RSS of the agent: peak (VmHWM), settled after the first list, settled after the churn;
+ * - first-list time (agent started -> ready) and the RSS peak by then;
+ * - watch event -> weight 0 on the pod's IPVS real server (p50/p99), for every drain;
+ * - gone pod (DELETED) -> its conntrack flush (p50/p99, this node's pods and all);
+ * - the agent's CPU during the churn (% of one core);
+ * - lost work: drains never held, gone pods never flushed, preStop calls answered 404.
+ *
+ *   node --import tsx bench/scale/run.ts [--pods 10000,150000] [--rollout 10000] [--rate 200]
+ */
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { wallMs } from './cluster.js';
+
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? (args[i + 1] ?? fallback) : fallback;
+};
+const SIZES = arg('pods', '10000,150000').split(',').map(Number);
+const ROLLOUT = Number(arg('rollout', '10000'));
+const RATE = Number(arg('rate', '200'));
+const FLIP_EVERY = 5;
+/** `--cpu-prof DIR`: the agent child writes a V8 CPU profile there (profiling). */
+const CPU_PROF = args.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
+const GRACE_S = 1;
+const REPO = new URL('../..', import.meta.url).pathname;
+
+type Line = Record<string, unknown> & { ev: string };
+
+function procStatus(pid: number, field: string): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`)) ?? '';
+  return Number(/(\d+)/.exec(line)?.[1] ?? NaN) / 1024;
+}
+
+/** utime + stime of a process, in seconds (clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function quantile(samples: number[], q: number): number {
+  const s = [...samples].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+}
+
+class Child {
+  readonly lines: Line[] = [];
+  private waiters: Array<{ ev: string; resolve: (l: Line) => void }> = [];
+  constructor(readonly proc: ChildProcessWithoutNullStreams) {
+    createInterface({ input: proc.stdout }).on('line', (text) => {
+      if (!text.startsWith('{"ev"')) {
+        process.stderr.write(`${text.slice(0, 600)}\n`); // the agent's own warnings and errors
+        return;
+      }
+      const line = JSON.parse(text) as Line;
+      this.lines.push(line);
+      this.waiters = this.waiters.filter((w) => (w.ev === line.ev ? (w.resolve(line), false) : true));
+    });
+    proc.stderr.pipe(process.stderr);
+  }
+  waitFor(ev: string, timeoutMs: number): Promise<Line> {
+    const seen = this.lines.find((l) => l.ev === ev);
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${ev} in ${timeoutMs} ms`)), timeoutMs);
+      this.waiters.push({ ev, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+    });
+  }
+  send(obj: unknown): void {
+    this.proc.stdin.write(`${JSON.stringify(obj)}\n`);
+  }
+  async end(): Promise<void> {
+    if (this.proc.exitCode !== null) return;
+    const exited = new Promise((r) => this.proc.once('exit', r));
+    this.proc.stdin.end();
+    await exited;
+  }
+}
+
+function buildDist(): string {
+  const out = join(REPO, 'dist', 'bench-scale');
+  spawnSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(REPO, 'bench/scale/tsconfig.json'), '--outDir', out], { cwd: REPO, stdio: 'inherit' });
+  const main = join(out, 'bench', 'scale', 'agent-child.js');
+  if (!existsSync(main)) throw new Error(`build failed: ${main} missing`);
+  return main;
+}
+
+interface Result {
+  pods: number;
+  firstListS: number;
+  firstListPeakMb: number;
+  settledMb: number;
+  peakMb: number;
+  afterChurnMb: number;
+  baselineMb: number;
+  churnEvents: number;
+  churnS: number;
+  cpuPct: number;
+  weight0: number[];
+  flushLocal: number[];
+  flushAll: number[];
+  notHeld: number;
+  notFlushed: number;
+  calls: Record<string, number>;
+  listStats: unknown;
+}
+
+async function runOne(pods: number, dir: string, main: string): Promise<Result> {
+  const kubeconfig = join(dir, `kc-${pods}`);
+  const api = new Child(spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench/scale/api-child.ts'), kubeconfig, String(pods)], { cwd: REPO }));
+  let agent: Child | undefined;
+  try {
+    await api.waitFor('ready', 600_000);
+    const flips = Math.ceil(ROLLOUT / FLIP_EVERY);
+    agent = new Child(spawn(process.execPath, [...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips))], { cwd: REPO }));
+    const pid = agent.proc.pid ?? 0;
+    const ports = await agent.waitFor('ports', 60_000);
+    const baselineMb = procStatus(pid, 'VmRSS');
+    const startedAt = wallMs();
+    const ready = await agent.waitFor('ready', 900_000);
+    const firstListS = ((ready.t as number) - startedAt) / 1000;
+    const firstListPeakMb = procStatus(pid, 'VmHWM');
+    await new Promise((r) => setTimeout(r, 5000));
+    const settledMb = procStatus(pid, 'VmRSS');
+    const cpu0 = cpuSeconds(pid);
+    const t0 = wallMs();
+    api.send({ cmd: 'churn', rate: RATE, rollout: Math.min(ROLLOUT, pods - flips), flipEvery: FLIP_EVERY, graceSeconds: GRACE_S, drainPort: ports.drainPort });
+    const done = await api.waitFor('churn-done', 3_600_000);
+    const cpuPct = ((cpuSeconds(pid) - cpu0) / ((wallMs() - t0) / 1000)) * 100;
+    await new Promise((r) => setTimeout(r, 5000));
+    const afterChurnMb = procStatus(pid, 'VmRSS');
+    const peakMb = procStatus(pid, 'VmHWM');
+    // Matching: each drain to the first weight 0 of its IP after it; each gone pod to the first flush of its IP after it.
+    const zeros = new Map<string, number[]>();
+    for (const l of agent.lines) if (l.ev === 'weight0') zeros.set(l.ip as string, [...(zeros.get(l.ip as string) ?? []), l.t as number]);
+    const flushes = agent.lines.filter((l) => l.ev === 'flush');
+    const weight0: number[] = [];
+    const flushLocal: number[] = [];
+    const flushAll: number[] = [];
+    let notHeld = 0;
+    let notFlushed = 0;
+    for (const l of api.lines) {
+      const t = l.t as number;
+      if (l.ev === 'drain') {
+        const at = (zeros.get(l.ip as string) ?? []).find((z) => z >= t);
+        if (at === undefined) notHeld += 1;
+        else weight0.push(at - t);
+      } else if (l.ev === 'gone') {
+        const at = flushes.find((f) => (f.t as number) >= t && (f.addresses as string[]).includes(l.ip as string));
+        if (at === undefined) notFlushed += 1;
+        else {
+          flushAll.push((at.t as number) - t);
+          if (l.local === true) flushLocal.push((at.t as number) - t);
+        }
+      }
+    }
+    const calls: Record<string, number> = {};
+    for (const l of api.lines) if (l.ev === 'call') calls[String(l.status)] = (calls[String(l.status)] ?? 0) + 1;
+    return { pods, firstListS, firstListPeakMb, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats };
+  } finally {
+    await agent?.end();
+    await api.end();
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'cd-bench-scale-'));
+try {
+  const main = buildDist();
+  console.log(`bench/scale: node ${process.version}, rollout ${ROLLOUT} pods at ${RATE} pod events/s, grace ${GRACE_S} s, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  const results: Result[] = [];
+  for (const pods of SIZES) {
+    const r = await runOne(pods, dir, main);
+    results.push(r);
+    console.log(`  ${pods} pods done (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+  }
+  const row = (label: string, f: (r: Result) => string): void => console.log(`${label.padEnd(44)}${results.map((r) => f(r).padStart(18)).join('')}`);
+  row('managed pods', (r) => String(r.pods));
+  row('agent RSS at start (before the list), MB', (r) => r.baselineMb.toFixed(1));
+  row('first list: time, s', (r) => r.firstListS.toFixed(1));
+  row('first list: RSS peak by then, MB', (r) => r.firstListPeakMb.toFixed(1));
+  row('RSS settled after the list, MB', (r) => r.settledMb.toFixed(1));
+  row('RSS peak over the run (VmHWM), MB', (r) => r.peakMb.toFixed(1));
+  row('RSS settled after the churn, MB', (r) => r.afterChurnMb.toFixed(1));
+  row('churn: pod events, seconds', (r) => `${r.churnEvents} in ${r.churnS.toFixed(0)}`);
+  row('agent CPU during the churn, % of a core', (r) => r.cpuPct.toFixed(1));
+  row('event -> weight 0: n, p50, p99 ms', (r) => `${r.weight0.length}, ${quantile(r.weight0, 0.5).toFixed(1)}, ${quantile(r.weight0, 0.99).toFixed(1)}`);
+  row('gone -> flushed, this node: n, p50, p99 ms', (r) => `${r.flushLocal.length}, ${quantile(r.flushLocal, 0.5).toFixed(0)}, ${quantile(r.flushLocal, 0.99).toFixed(0)}`);
+  row('gone -> flushed, all: n, p50, p99 ms', (r) => `${r.flushAll.length}, ${quantile(r.flushAll, 0.5).toFixed(0)}, ${quantile(r.flushAll, 0.99).toFixed(0)}`);
+  row('lost: drains not held, gone not flushed', (r) => `${r.notHeld}, ${r.notFlushed}`);
+  row('preStop calls by answer status', (r) => Object.entries(r.calls).map(([k, v]) => `${k}:${v}`).join(' '));
+  row('lists served: from cache / quorum', (r) => { const s = r.listStats as { fromCache: number; quorum: number }; return `${s.fromCache} / ${s.quorum}`; });
+  console.log(`load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
