@@ -26,7 +26,7 @@ import { followInstance, HandoverListener } from './handover-link.js';
 import { IndexedConntrack } from './indexed-conntrack.js';
 import { IpvsHold } from './ipvs-hold.js';
 import { AgentMetrics } from './metrics.js';
-import { PodCache, type CachedPod } from './pod-cache.js';
+import { PodCache } from './pod-cache.js';
 import { loadState, StateWriter, STATE_VERSION, type AgentState, type SessionRecord, type StateOwner } from './state-file.js';
 import { PodWatch, podUid } from './watch.js';
 import type { FlowpinController } from './flowpin/controller.js';
