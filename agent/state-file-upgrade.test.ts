@@ -14,7 +14,7 @@ test('a state file of another format version is set aside, not misread, and the 
     writeFileSync(path, future);
     const loaded = await loadState(path, 42);
     assert.equal(loaded.kind, 'corrupt');
-    assert.match(loaded.kind === 'corrupt' ? loaded.reason : '', new RegExp(`not a version ${STATE_VERSION} conndrain state file`));
+    assert.match(loaded.kind === 'corrupt' ? loaded.reason : '', new RegExp(`not a version (1 or )?${STATE_VERSION} conndrain state file`));
     assert.equal(existsSync(path), false, 'moved out of the way of the new agent\'s writes');
     assert.equal(readFileSync(`${path}.corrupt-42`, 'utf8'), future, 'kept whole for a downgrade or a look');
   } finally {
