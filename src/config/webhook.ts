@@ -1,6 +1,7 @@
 import { HOOK_KINDS } from '../contract.js';
 import { fail, ok, type Result } from '../result.js';
-import { parseOptions, type ConfigSources, type OptionSpec } from './options.js';
+import { parseConfig, type ConfigOf } from './config-of.js';
+import type { ConfigSources, OptionSpec } from './options.js';
 
 /** Every flag of `conndrain webhook` (and of `inject`/`review`, which share the injection part). */
 export const WEBHOOK_OPTIONS = {
@@ -18,24 +19,11 @@ export const WEBHOOK_OPTIONS = {
   logLevel: { kind: 'enum', flag: 'log-level', env: 'CONNDRAIN_LOG_LEVEL', default: 'info', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], description: 'pino log level' },
 } as const satisfies Record<string, OptionSpec>;
 
-/** The part of the webhook config that injection needs (also used by `inject` and `review`). */
-export interface InjectConfig {
-  defaultHook: (typeof HOOK_KINDS)[number];
-  agentPort: number;
-  defaultDrainMs: number;
-  maxDurationMs: number;
-  onInvalid: 'deny' | 'allow';
-  onExistingPreStop: 'skip' | 'replace';
-}
+/** `conndrain webhook`'s config: one field per option of WEBHOOK_OPTIONS (durations in ms, as `<name>Ms`). */
+export type WebhookConfig = ConfigOf<typeof WEBHOOK_OPTIONS>;
 
-export interface WebhookConfig extends InjectConfig {
-  address: string;
-  port: number;
-  certDir: string;
-  certPollIntervalMs: number;
-  shutdownTimeoutMs: number;
-  logLevel: string;
-}
+/** The part of the webhook config that injection needs (also used by `inject` and `review`). */
+export type InjectConfig = Pick<WebhookConfig, 'defaultHook' | 'agentPort' | 'defaultDrainMs' | 'maxDurationMs' | 'onInvalid' | 'onExistingPreStop'>;
 
 export const DEFAULT_INJECT_CONFIG: InjectConfig = {
   defaultHook: 'sleep',
@@ -47,23 +35,9 @@ export const DEFAULT_INJECT_CONFIG: InjectConfig = {
 };
 
 export function loadWebhookConfig(sources: ConfigSources): Result<WebhookConfig, string[]> {
-  const parsed = parseOptions(WEBHOOK_OPTIONS, sources);
+  const parsed = parseConfig(WEBHOOK_OPTIONS, sources);
   if (!parsed.ok) return parsed;
-  const v = parsed.value;
-  const config: WebhookConfig = {
-    address: String(v.address),
-    port: Number(v.port),
-    certDir: String(v.certDir),
-    certPollIntervalMs: Number(v.certPollInterval),
-    defaultHook: v.defaultHook as WebhookConfig['defaultHook'],
-    agentPort: Number(v.agentPort),
-    defaultDrainMs: Number(v.defaultDrain),
-    maxDurationMs: Number(v.maxDuration),
-    onInvalid: v.onInvalid as WebhookConfig['onInvalid'],
-    onExistingPreStop: v.onExistingPreStop as WebhookConfig['onExistingPreStop'],
-    shutdownTimeoutMs: Number(v.shutdownTimeout),
-    logLevel: String(v.logLevel),
-  };
+  const config = parsed.value;
   if (config.defaultDrainMs > config.maxDurationMs) {
     return fail([`--default-drain (${config.defaultDrainMs} ms) is above --max-duration (${config.maxDurationMs} ms)`]);
   }
