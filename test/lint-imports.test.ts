@@ -52,10 +52,10 @@ describe('the import rules (eslint.config.js)', () => {
     assert.deepEqual(await rejectedLines('webhook/commands.ts', "import { openNetlink } from '../native/lib/index.js';\n"), [1], 'the allowlist keeps the webhook plain');
   });
 
-  it('keep src/ pure: types only from netlink-native/types, nothing from the components or cli/', async () => {
+  it('keep src/ pure: types and IPS_DST_NAT only from netlink-native/types, nothing from the components or cli/', async () => {
     const source = [
       "import type { ConntrackEntry } from 'netlink-native/types';",
-      "import { IPS_DST_NAT } from 'netlink-native/types';",
+      "import { NetlinkError } from 'netlink-native/types';",
       "import type { NativeNetlink } from 'netlink-native';",
       "import type { IpvsApi } from '../native/lib/types.js';",
       "import { registerAgentCommands } from '../agent/commands.js';",
@@ -63,7 +63,10 @@ describe('the import rules (eslint.config.js)', () => {
       "import { CliExit } from '../cli/exit.js';",
       "import { readFileSync } from 'node:fs';",
       "import { parseDuration } from './duration.js';",
+      "import { IPS_DST_NAT } from 'netlink-native/types';",
+      "import { IPS_DST_NAT as DNAT, NetlinkError as E } from 'netlink-native/types';",
+      "import { IPS_DST_NAT as X } from 'netlink-native';",
     ].join('\n');
-    assert.deepEqual(await rejectedLines('src/x.ts', `${source}\n`), [2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(await rejectedLines('src/x.ts', `${source}\n`), [2, 3, 4, 5, 6, 7, 8, 11, 12]);
   });
 });

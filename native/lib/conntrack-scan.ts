@@ -9,9 +9,6 @@ import { addressKey } from './conntrack-address.js';
 import { isConntrackProtocol, PROTOCOL_NUMBERS } from './conntrack-names.js';
 import { NetlinkError, type ConntrackEntry, type ScanDnatOptions } from './types.js';
 
-/** `IPS_DST_NAT` (nf_conntrack_common.h). */
-export const IPS_DST_NAT = 1 << 5;
-
 export interface RawOwnedTarget {
   address: string;
   protocol?: number;

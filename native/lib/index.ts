@@ -11,7 +11,7 @@ import { diagnosticsOf, registerInternals, type RawDeleteEntriesResult } from '.
 import { checkEventsOptions } from './conntrack-events-common.js';
 import { NativeConntrackEvents } from './conntrack-events-native.js';
 import { checkEntryRefs, protocolKey } from './conntrack-entry-refs.js';
-import { checkScanOptions, IPS_DST_NAT } from './conntrack-scan.js';
+import { checkScanOptions } from './conntrack-scan.js';
 import { ScanBatchReceiver } from './conntrack-scan-stream.js';
 import { decodeEntryRecords } from './conntrack-records.js';
 import { checkDeleteOptions, checkListOptions } from './conntrack-validate.js';
@@ -40,6 +40,7 @@ import type {
   NetlinkError,
   OpenOptions,
 } from './types.js';
+import { IPS_DST_NAT } from './types.js';
 
 export * from './types.js';
 export type { ConntrackFillSpec, ConntrackFillResult, RawDeleteResult, RawListResult } from './conntrack-convert.js';

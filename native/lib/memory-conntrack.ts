@@ -9,7 +9,7 @@ import type { ConntrackFillResult, ConntrackFillSpec } from './conntrack-convert
 import { expandFillSpec } from './conntrack-fill.js';
 import { PROTOCOL_NUMBERS, protocolName, statusBits, statusFlagNames } from './conntrack-names.js';
 import { checkEntryRefs, countByProtocol, type CheckedEntryRef } from './conntrack-entry-refs.js';
-import { checkScanOptions, DEFAULT_SCAN_BATCH, IPS_DST_NAT, ownedMatcher } from './conntrack-scan.js';
+import { checkScanOptions, DEFAULT_SCAN_BATCH, ownedMatcher } from './conntrack-scan.js';
 import { checkDeleteOptions, checkListOptions, type CheckedFilter } from './conntrack-validate.js';
 import { MemoryConntrackEvents } from './memory-conntrack-events.js';
 import type {
@@ -28,6 +28,7 @@ import type {
   ScanDnatOptions,
   ScanDnatResult,
 } from './types.js';
+import { IPS_DST_NAT } from './types.js';
 
 const IPS_CONFIRMED = 1 << 3;
 const STATEFUL = new Set([6, 132]);

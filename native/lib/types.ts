@@ -103,6 +103,12 @@ export interface ConntrackTuple {
   icmpCode?: number;
 }
 
+/**
+ * `IPS_DST_NAT` (include/uapi/linux/netfilter/nf_conntrack_common.h): the entry's destination
+ * was translated (its `status` has this bit; `statusFlags` names it `DST_NAT`).
+ */
+export const IPS_DST_NAT = 1 << 5;
+
 export interface ConntrackEntry {
   family: IpFamily;
   protocol: ConntrackProtocol | 'other';

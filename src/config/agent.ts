@@ -1,8 +1,8 @@
 import { SYSTEM_NAMESPACE } from '../contract.js';
 import { DEFAULT_FWMARK_RANGE, parseFwmarkRange, type FwmarkRange } from '../flowpin/fwmark-range.js';
-import type { FlowVisibilityMode } from '../flow-visibility.js';
 import { fail, ok, type Result } from '../result.js';
-import { parseOption, parseOptions, type ConfigSources, type OptionSpec } from './options.js';
+import { parseConfig, type ConfigOf } from './config-of.js';
+import { parseOption, type ConfigSources, type OptionSpec } from './options.js';
 
 /** Every flag of `conndrain agent`. NODE_NAME and POD_NAMESPACE come from the downward API. */
 export const AGENT_OPTIONS = {
@@ -37,37 +37,11 @@ export const AGENT_OPTIONS = {
   logLevel: { kind: 'enum', flag: 'log-level', env: 'CONNDRAIN_LOG_LEVEL', default: 'info', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], description: 'pino log level' },
 } as const satisfies Record<string, OptionSpec>;
 
-export interface AgentConfig {
-  nodeName: string;
-  podNamespace: string;
-  kubeconfig: string | undefined;
-  kubernetesServiceHost: string | undefined;
-  kubernetesServicePort: string | undefined;
-  drainAddress: string;
-  drainPort: number;
-  metricsAddress: string;
-  metricsPort: number;
-  stateFile: string;
-  ipvsHold: boolean;
-  holdIntervalMs: number;
-  flushWindowMs: number;
-  flowPollIntervalMs: number;
-  flowIdleMs: number;
-  maxDrains: number;
-  unknownIdWaitMs: number;
-  flowVisibility: FlowVisibilityMode;
-  relistBackoffMaxMs: number;
-  goneSlackMs: number;
-  statsIntervalMs: number;
-  conntrackEvents: boolean;
-  janitor: boolean;
-  janitorIntervalMs: number;
-  janitorGraceMs: number;
-  logLevel: string;
-  flowPinning: boolean;
-  fwmarkRange: FwmarkRange;
-  cleanup: boolean;
-}
+/**
+ * `conndrain agent`'s config: one field per option of AGENT_OPTIONS (durations in ms, as
+ * `<name>Ms`), except the mark range, which is parsed further into a range.
+ */
+export type AgentConfig = Omit<ConfigOf<typeof AGENT_OPTIONS>, 'fwmarkRange'> & { fwmarkRange: FwmarkRange };
 
 /** The --fwmark-range option, parsed into a range (problems name the flag or variable). */
 function loadFwmarkRange(sources: ConfigSources): Result<FwmarkRange, string> {
@@ -78,49 +52,18 @@ function loadFwmarkRange(sources: ConfigSources): Result<FwmarkRange, string> {
 }
 
 export function loadAgentConfig(sources: ConfigSources): Result<AgentConfig, string[]> {
-  const parsed = parseOptions(AGENT_OPTIONS, sources);
+  const parsed = parseConfig(AGENT_OPTIONS, sources);
   const range = loadFwmarkRange(sources);
   if (!parsed.ok) return range.ok ? parsed : fail([...parsed.error, range.error]);
   if (!range.ok) return fail([range.error]);
-  const v = parsed.value;
-  return ok({
-    nodeName: String(v.nodeName),
-    podNamespace: String(v.podNamespace),
-    kubeconfig: v.kubeconfig === undefined ? undefined : String(v.kubeconfig),
-    kubernetesServiceHost: v.kubernetesServiceHost === undefined ? undefined : String(v.kubernetesServiceHost),
-    kubernetesServicePort: v.kubernetesServicePort === undefined ? undefined : String(v.kubernetesServicePort),
-    drainAddress: String(v.drainAddress),
-    drainPort: Number(v.drainPort),
-    metricsAddress: String(v.metricsAddress),
-    metricsPort: Number(v.metricsPort),
-    stateFile: String(v.stateFile),
-    ipvsHold: Boolean(v.ipvsHold),
-    holdIntervalMs: Number(v.holdInterval),
-    flushWindowMs: Number(v.flushWindow),
-    flowPollIntervalMs: Number(v.flowPollInterval),
-    flowIdleMs: Number(v.flowIdle),
-    maxDrains: Number(v.maxDrains),
-    unknownIdWaitMs: Number(v.unknownIdWait),
-    flowVisibility: String(v.flowVisibility) as FlowVisibilityMode,
-    relistBackoffMaxMs: Number(v.relistBackoffMax),
-    goneSlackMs: Number(v.goneSlack),
-    statsIntervalMs: Number(v.statsInterval),
-    conntrackEvents: Boolean(v.conntrackEvents),
-    janitor: Boolean(v.janitor),
-    janitorIntervalMs: Number(v.janitorInterval),
-    janitorGraceMs: Number(v.janitorGrace),
-    logLevel: String(v.logLevel),
-    flowPinning: Boolean(v.flowPinning),
-    fwmarkRange: range.value,
-    cleanup: Boolean(v.cleanup),
-  });
+  return ok({ ...parsed.value, fwmarkRange: range.value });
 }
 
 /** What `conndrain agent --cleanup` needs (no node name, no kubeconfig): the mark range and the log level. */
-export function loadAgentCleanupConfig(sources: ConfigSources): Result<{ cleanup: boolean; fwmarkRange: FwmarkRange; logLevel: string }, string[]> {
-  const parsed = parseOptions({ cleanup: AGENT_OPTIONS.cleanup, logLevel: AGENT_OPTIONS.logLevel }, sources);
+export function loadAgentCleanupConfig(sources: ConfigSources): Result<Pick<AgentConfig, 'cleanup' | 'fwmarkRange' | 'logLevel'>, string[]> {
+  const parsed = parseConfig({ cleanup: AGENT_OPTIONS.cleanup, logLevel: AGENT_OPTIONS.logLevel }, sources);
   const range = loadFwmarkRange(sources);
   if (!parsed.ok) return range.ok ? parsed : fail([...parsed.error, range.error]);
   if (!range.ok) return fail([range.error]);
-  return ok({ cleanup: Boolean(parsed.value.cleanup), fwmarkRange: range.value, logLevel: String(parsed.value.logLevel) });
+  return ok({ ...parsed.value, fwmarkRange: range.value });
 }

@@ -1,6 +1,7 @@
 import { HOOK_KINDS } from '../contract.js';
 import { fail, ok, type Result } from '../result.js';
-import { parseOptions, type ConfigSources, type OptionSpec } from './options.js';
+import { parseConfig, type ConfigOf } from './config-of.js';
+import type { ConfigSources, OptionSpec } from './options.js';
 
 /** Every flag of `conndrain webhook` (and of `inject`/`review`, which share the injection part). */
 export const WEBHOOK_OPTIONS = {
@@ -27,31 +28,18 @@ export const WEBHOOK_OPTIONS = {
   logLevel: { kind: 'enum', flag: 'log-level', env: 'CONNDRAIN_LOG_LEVEL', default: 'info', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], description: 'pino log level' },
 } as const satisfies Record<string, OptionSpec>;
 
-/** The part of the webhook config that injection needs (also used by `inject` and `review`). */
-export interface InjectConfig {
-  defaultHook: (typeof HOOK_KINDS)[number];
-  agentPort: number;
-  defaultDrainMs: number;
-  maxDurationMs: number;
-  onInvalid: 'deny' | 'allow';
-  onExistingPreStop: 'skip' | 'replace';
-}
+/** The options of the self-signed TLS mode, gathered in `WebhookConfig.tls`. */
+type TlsModeOption = 'tlsMode' | 'tlsSecret' | 'webhookConfiguration' | 'serviceName' | 'namespace' | 'certValidityMs' | 'kubeconfig';
 
-export interface WebhookConfig extends InjectConfig {
-  address: string;
-  port: number;
-  certDir: string;
-  certPollIntervalMs: number;
-  /** Absent in programs that build a config by hand (tests, bench): files mode. */
-  tls?: TlsModeConfig;
-  /** SIGTERM -> keep serving this long (/readyz 503) -> stop accepting, close idle connections. */
-  shutdownDelayMs: number;
-  /** After the delay: in-flight requests may take this long, then every socket is closed. */
-  shutdownTimeoutMs: number;
-  /** net.Server maxConnections: TCP connections beyond it are closed on accept. */
-  maxConnections: number;
-  logLevel: string;
-}
+/**
+ * `conndrain webhook`'s config: one field per option of WEBHOOK_OPTIONS (durations in ms, as
+ * `<name>Ms`), the TLS mode's options gathered in `tls` (absent in programs that build a config
+ * by hand, tests and bench: files mode).
+ */
+export type WebhookConfig = Omit<ConfigOf<typeof WEBHOOK_OPTIONS>, TlsModeOption> & { tls?: TlsModeConfig };
+
+/** The part of the webhook config that injection needs (also used by `inject` and `review`). */
+export type InjectConfig = Pick<WebhookConfig, 'defaultHook' | 'agentPort' | 'defaultDrainMs' | 'maxDurationMs' | 'onInvalid' | 'onExistingPreStop'>;
 
 /** Where the serving pair comes from (`--tls-mode` and the self-signed mode's inputs). */
 export interface TlsModeConfig {
@@ -74,34 +62,10 @@ export const DEFAULT_INJECT_CONFIG: InjectConfig = {
 };
 
 export function loadWebhookConfig(sources: ConfigSources): Result<WebhookConfig, string[]> {
-  const parsed = parseOptions(WEBHOOK_OPTIONS, sources);
+  const parsed = parseConfig(WEBHOOK_OPTIONS, sources);
   if (!parsed.ok) return parsed;
-  const v = parsed.value;
-  const config: WebhookConfig = {
-    address: String(v.address),
-    port: Number(v.port),
-    certDir: String(v.certDir),
-    certPollIntervalMs: Number(v.certPollInterval),
-    tls: {
-      mode: v.tlsMode as TlsModeConfig['mode'],
-      secret: String(v.tlsSecret),
-      webhookConfiguration: String(v.webhookConfiguration),
-      serviceName: String(v.serviceName),
-      namespace: String(v.namespace),
-      validityMs: Number(v.certValidity),
-      kubeconfig: String(v.kubeconfig),
-    },
-    defaultHook: v.defaultHook as WebhookConfig['defaultHook'],
-    agentPort: Number(v.agentPort),
-    defaultDrainMs: Number(v.defaultDrain),
-    maxDurationMs: Number(v.maxDuration),
-    onInvalid: v.onInvalid as WebhookConfig['onInvalid'],
-    onExistingPreStop: v.onExistingPreStop as WebhookConfig['onExistingPreStop'],
-    shutdownDelayMs: Number(v.shutdownDelay),
-    shutdownTimeoutMs: Number(v.shutdownTimeout),
-    maxConnections: Number(v.maxConnections),
-    logLevel: String(v.logLevel),
-  };
+  const { tlsMode, tlsSecret, webhookConfiguration, serviceName, namespace, certValidityMs, kubeconfig, ...rest } = parsed.value;
+  const config: WebhookConfig = { ...rest, tls: { mode: tlsMode, secret: tlsSecret, webhookConfiguration, serviceName, namespace, validityMs: certValidityMs, kubeconfig } };
   if (config.defaultDrainMs > config.maxDurationMs) {
     return fail([`--default-drain (${config.defaultDrainMs} ms) is above --max-duration (${config.maxDurationMs} ms)`]);
   }

@@ -29,9 +29,9 @@
  * only with sloppy_tcp=1 (ip_vs_proto_tcp.c `tcp_conn_schedule`:
  * `if (th->rst || !(sysctl_sloppy_tcp(ipvs) || th->syn)) return 1;`).
  */
+import type { IpvsServiceKey } from 'netlink-native/types';
 import { formatMark } from './fwmark-range.js';
 import { parseServiceKeyId, serviceKeyId, type RegistryEntry, type TwinPlan } from './twin-plan.js';
-import type { FlowpinServiceKey } from './types.js';
 
 export const NFT_FAMILY = 'inet';
 export const NFT_TABLE = 'conndrain';
@@ -60,7 +60,7 @@ function noSyn(): NftCommand {
 }
 
 /** What selects the held service's packets. */
-export function selectService(key: FlowpinServiceKey): NftCommand[] {
+export function selectService(key: IpvsServiceKey): NftCommand[] {
   if (key.fwmark !== undefined) {
     return [match({ meta: { key: 'nfproto' } }, key.family === 6 ? 'ipv6' : 'ipv4'), match({ meta: { key: 'mark' } }, key.fwmark)];
   }

@@ -31,7 +31,8 @@
  * - `delete` when it carries no connection: the applier deletes it and the next pass forgets it.
  */
 import { allocateMarks, inRange, type FwmarkRange } from './fwmark-range.js';
-import type { FlowpinDestination, FlowpinDestinationSpec, FlowpinService, FlowpinServiceKey, FlowpinServiceSpec, HeldRef, ServiceSnapshot } from './types.js';
+import type { IpvsDestination, IpvsDestinationSpec, IpvsService, IpvsServiceKey, IpvsServiceSpec } from 'netlink-native/types';
+import type { HeldRef, ServiceSnapshot } from './types.js';
 
 /** Schedulers with a consistent-hash table a twin can reproduce. */
 export const PINNABLE_SCHEDULERS: readonly string[] = ['mh', 'sh'];
@@ -43,23 +44,29 @@ export type TwinState = 'active' | 'retiring' | 'delete';
 
 /** One twin as recorded in conndrain's nftables table (see nft-ruleset.ts). */
 export interface RegistryEntry {
-  original: FlowpinServiceKey;
+  original: IpvsServiceKey;
   fwmark: number;
 }
 
+/** A twin's server says every field (the original's, copied), so the twin's table matches. */
+export type TwinDestinationSpec = Required<IpvsDestinationSpec>;
+
+/** A twin is an fwmark service with every field of the original's. */
+export type TwinServiceSpec = Required<IpvsServiceSpec> & { key: Extract<IpvsServiceKey, { fwmark: number }> };
+
 export interface TwinDestination {
   /** Added with this spec (its weight becomes the server's last_weight)... */
-  spec: FlowpinDestinationSpec;
+  spec: TwinDestinationSpec;
   /** ...then edited to this weight when it differs (a server the proxy itself keeps at 0). */
   weight: number;
 }
 
 export interface TwinPlan {
   id: string;
-  original: FlowpinServiceKey;
+  original: IpvsServiceKey;
   fwmark: number;
   state: TwinState;
-  spec: FlowpinServiceSpec;
+  spec: TwinServiceSpec;
   /** Wanted servers in the original's dump order (newest first). Retiring: what is kept. */
   destinations: TwinDestination[];
   /** Keys of the draining pods whose flows the twin pins. */
@@ -92,12 +99,12 @@ export interface FlowpinInput {
 }
 
 /** A service's identity in ids, comments and logs: `tcp/4/10.96.100.1/80` or `fwmark/4/4660`. */
-export function serviceKeyId(key: FlowpinServiceKey): string {
+export function serviceKeyId(key: IpvsServiceKey): string {
   return key.fwmark !== undefined ? `fwmark/${key.family}/${key.fwmark}` : `${key.protocol}/${key.family}/${key.address.toLowerCase()}/${key.port}`;
 }
 
 /** Inverse of serviceKeyId; undefined for anything else. */
-export function parseServiceKeyId(id: string): FlowpinServiceKey | undefined {
+export function parseServiceKeyId(id: string): IpvsServiceKey | undefined {
   const parts = id.split('/');
   if (parts[0] === 'fwmark' && parts.length === 3) {
     const family = Number(parts[1]);
@@ -115,7 +122,7 @@ export function parseServiceKeyId(id: string): FlowpinServiceKey | undefined {
 }
 
 /** The key with its address lower-cased (the kernel and the registry spell IPv6 that way). */
-function normalizeKey(key: FlowpinServiceKey): FlowpinServiceKey {
+function normalizeKey(key: IpvsServiceKey): IpvsServiceKey {
   return key.fwmark !== undefined ? { family: key.family, fwmark: key.fwmark } : { family: key.family, protocol: key.protocol, address: key.address.toLowerCase(), port: key.port };
 }
 
@@ -123,7 +130,7 @@ function destinationId(d: { address: string; port: number }): string {
   return `${d.address.toLowerCase()}/${d.port}`;
 }
 
-function specOf(d: FlowpinDestination, weight: number): FlowpinDestinationSpec {
+function specOf(d: IpvsDestination, weight: number): TwinDestinationSpec {
   return {
     address: d.address, port: d.port, family: d.family, forwarding: d.forwarding, weight,
     upperThreshold: d.upperThreshold, lowerThreshold: d.lowerThreshold,
@@ -131,11 +138,11 @@ function specOf(d: FlowpinDestination, weight: number): FlowpinDestinationSpec {
   };
 }
 
-function twinSpec(original: FlowpinService, fwmark: number): FlowpinServiceSpec {
+function twinSpec(original: IpvsService, fwmark: number): TwinServiceSpec {
   return { key: { family: original.key.family, fwmark }, scheduler: original.scheduler, flags: original.flags, timeout: original.timeout, netmask: original.netmask };
 }
 
-function eligibility(service: FlowpinService): { reason: SkipReason; detail: string } | undefined {
+function eligibility(service: IpvsService): { reason: SkipReason; detail: string } | undefined {
   if (!PINNABLE_SCHEDULERS.includes(service.scheduler)) {
     return { reason: 'scheduler', detail: `scheduler ${service.scheduler} has no consistent-hash table to reproduce (only ${PINNABLE_SCHEDULERS.join(', ')})` };
   }
@@ -145,12 +152,12 @@ function eligibility(service: FlowpinService): { reason: SkipReason; detail: str
   return undefined;
 }
 
-function connectionsOf(destinations: readonly FlowpinDestination[]): number {
+function connectionsOf(destinations: readonly IpvsDestination[]): number {
   return destinations.reduce((sum, d) => sum + d.activeConnections + d.inactiveConnections, 0);
 }
 
 /** Held servers the proxy deleted from the original (the hold re-adds them): the twin has them at their original weight. */
-function deletedHeld(held: readonly HeldRef[], present: readonly FlowpinDestination[]): TwinDestination[] {
+function deletedHeld(held: readonly HeldRef[], present: readonly IpvsDestination[]): TwinDestination[] {
   const ids = new Set(present.map(destinationId));
   const out: TwinDestination[] = [];
   for (const h of held) {

@@ -1,5 +1,7 @@
+import { IPS_DST_NAT } from 'netlink-native/types';
+import type { ConntrackEntry, ConntrackEntryRef } from 'netlink-native/types';
 import { normalizeAddress } from './address.js';
-import { entryKey, entryRef, formatEndpoint, IPS_DST_NAT, type ConntrackEntryView, type EntryRef } from './entry.js';
+import { entryKey, entryRef, formatEndpoint } from './entry.js';
 import type { OwnershipIndex } from './ownership.js';
 
 /** Why an entry is or is not stale. */
@@ -20,7 +22,7 @@ export interface StaleEntry {
   /** The DNAT target that no endpoint owns: the reply direction's source. */
   target: { address: string; port: number | undefined };
   /** What deletes exactly this entry. */
-  ref: EntryRef;
+  ref: ConntrackEntryRef;
 }
 
 /** Stale entries of one service address:port (the original destination). */
@@ -43,7 +45,7 @@ export interface Classification {
  * by no endpoint and is not a live pod's IP (`podIps`: this node's pods, or any pod known alive).
  */
 export function classifyEntries(
-  entries: Iterable<ConntrackEntryView>,
+  entries: Iterable<ConntrackEntry>,
   ownership: OwnershipIndex,
   podIps: ReadonlySet<string>,
 ): Classification {
@@ -72,7 +74,7 @@ export function classifyEntries(
   return { scanned, counts, stale };
 }
 
-export function classifyEntry(entry: ConntrackEntryView, ownership: OwnershipIndex, podIps: ReadonlySet<string>): EntryVerdict {
+export function classifyEntry(entry: ConntrackEntry, ownership: OwnershipIndex, podIps: ReadonlySet<string>): EntryVerdict {
   if ((entry.status & IPS_DST_NAT) === 0) return 'not-nat';
   if (ownership.owns(entry.protocol, entry.reply.src, entry.reply.srcPort)) return 'owned';
   if (podIps.has(normalizeAddress(entry.reply.src))) return 'pod-ip';
@@ -107,7 +109,7 @@ export interface PrefilterCounts {
  * Classifies the candidates of a pre-filtered dump (DNAT'ed, not owned by the targets the filter
  * was given) and adds the filter's counts: the same result as classifyEntries over the whole dump.
  */
-export function classifyCandidates(candidates: Iterable<ConntrackEntryView>, prefilter: PrefilterCounts, ownership: OwnershipIndex, podIps: ReadonlySet<string>): Classification {
+export function classifyCandidates(candidates: Iterable<ConntrackEntry>, prefilter: PrefilterCounts, ownership: OwnershipIndex, podIps: ReadonlySet<string>): Classification {
   return combineCandidates([classifyEntries(candidates, ownership, podIps)], prefilter);
 }
 

@@ -1,7 +1,7 @@
 export { normalizeAddress } from './address.js';
 export { pruneEndpointSlice, SERVICE_NAME_LABEL, serviceNameOf, sliceKey, type EndpointSliceLike } from './endpoint-slice.js';
 export { OwnershipIndex } from './ownership.js';
-export { entryKey, entryRef, formatEndpoint, IPS_DST_NAT, type ConntrackEntryView, type ConntrackTupleView, type EntryRef } from './entry.js';
+export { entryKey, entryRef, formatEndpoint } from './entry.js';
 export { classifyCandidates, classifyEntries, combineCandidates, classifyEntry, excludePodIps, groupByService, type PrefilterCounts, type Classification, type EntryVerdict, type StaleEntry, type StaleGroup } from './classify.js';
 export { GraceTracker } from './grace.js';
 export { planDeletion, type BlockReason, type DeletionPlan } from './deletion-plan.js';

@@ -1,27 +1,12 @@
+import type { ConntrackApi, ConntrackEntry } from 'netlink-native/types';
 import { classifyEntries, combineCandidates, type Classification } from './classify.js';
-import type { ConntrackEntryView } from './entry.js';
 import type { OwnershipIndex } from './ownership.js';
 
 /** EndpointSlice protocols (lower case) that a conntrack scan can tell apart. */
 const SCAN_PROTOCOLS = ['tcp', 'udp', 'sctp'] as const;
-type ScanProtocol = (typeof SCAN_PROTOCOLS)[number];
 
-/** The netlink-native call a stale scan needs (structural: src/ may not import native/). */
-export interface DnatScanner {
-  scanDnatEntries(options: {
-    ownedTargets: Array<{ address: string; protocol?: ScanProtocol; port?: number }>;
-    /** Candidates in batches while the dump runs; `pass` > 0 after the kernel overran a pass (earlier passes superseded). */
-    onEntries?: (entries: ConntrackEntryView[], pass: number) => void;
-  }): Promise<{
-    /** Candidates not handed to onEntries. */
-    entries: ConntrackEntryView[];
-    scanned: number;
-    notNat: number;
-    owned: number;
-    /** The final pass (absent: 0). */
-    pass?: number;
-  }>;
-}
+/** The netlink-native call a stale scan needs. */
+export type DnatScanner = Pick<ConntrackApi, 'scanDnatEntries'>;
 
 export interface StaleScanResult {
   classification: Classification;
@@ -45,7 +30,7 @@ export async function scanStaleEntries(api: DnatScanner, ownership: OwnershipInd
   });
   const parts: Array<{ pass: number; classification: Classification }> = [];
   let classifyMs = 0;
-  const classify = (entries: ConntrackEntryView[], pass: number): void => {
+  const classify = (entries: ConntrackEntry[], pass: number): void => {
     const started = performance.now();
     parts.push({ pass, classification: classifyEntries(entries, ownership, podIps) });
     classifyMs += performance.now() - started;
@@ -53,7 +38,7 @@ export async function scanStaleEntries(api: DnatScanner, ownership: OwnershipInd
   const t0 = performance.now();
   const result = await api.scanDnatEntries({ ownedTargets, onEntries: classify });
   const listMs = performance.now() - t0;
-  const pass = result.pass ?? 0;
+  const pass = result.pass;
   if (result.entries.length > 0) classify(result.entries, pass);
   const started = performance.now();
   const classification = combineCandidates(parts.filter((p) => p.pass === pass).map((p) => p.classification), result);

@@ -72,7 +72,7 @@ describe('scanStaleEntries (the C-side pre-filter path)', () => {
         options.onEntries?.([stale, stale, stale], 0);
         options.onEntries?.([stale], 1);
         options.onEntries?.([podHeld], 1);
-        return Promise.resolve({ entries: [natEntry('udp', '10.96.0.10', 53, '10.244.0.8', 53)], scanned: 10, notNat: 2, owned: 5, pass: 1 });
+        return Promise.resolve({ entries: [natEntry('udp', '10.96.0.10', 53, '10.244.0.8', 53)], scanned: 10, notNat: 2, owned: 5, pass: 1, ms: 0 });
       },
     };
     const scan = await scanStaleEntries(scanner, index(), new Set(['10.244.0.7']));

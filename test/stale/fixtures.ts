@@ -1,5 +1,5 @@
-import type { ConntrackEntryView, EndpointSliceLike } from '../../src/stale/index.js';
-import { IPS_DST_NAT } from '../../src/stale/index.js';
+import { IPS_DST_NAT, type ConntrackEntry, type ConntrackProtocol } from 'netlink-native/types';
+import type { EndpointSliceLike } from '../../src/stale/index.js';
 
 export function slice(name: string, service: string, ports: Array<{ port: number | null; protocol?: string }>, endpoints: Array<{ ip: string; ready?: boolean; serving?: boolean; terminating?: boolean }>, namespace = 'default'): EndpointSliceLike {
   return {
@@ -14,9 +14,10 @@ export function slice(name: string, service: string, ports: Array<{ port: number
 }
 
 let nextPort = 40000;
+let nextId = 1;
 
 /** A DNAT'ed entry: client -> service, translated to target. */
-export function natEntry(protocol: string, service: string, servicePort: number, target: string, targetPort: number, extra: Partial<ConntrackEntryView> = {}): ConntrackEntryView {
+export function natEntry(protocol: ConntrackProtocol, service: string, servicePort: number, target: string, targetPort: number, extra: Partial<ConntrackEntry> = {}): ConntrackEntry {
   const clientPort = nextPort++;
   const family = target.includes(':') ? 6 : 4;
   const client = family === 6 ? 'fd00:1::99' : '10.0.0.99';
@@ -28,14 +29,17 @@ export function natEntry(protocol: string, service: string, servicePort: number,
     reply: { src: target, dst: client, srcPort: targetPort, dstPort: clientPort },
     state: protocol === 'tcp' ? 'ESTABLISHED' : undefined,
     timeout: 100,
+    mark: 0,
     zone: 0,
     status: IPS_DST_NAT | 0x2 | 0x4,
+    statusFlags: ['SEEN_REPLY', 'ASSURED', 'DST_NAT'],
+    id: nextId++,
     ...extra,
   };
 }
 
 /** A plain (not NAT'ed) entry. */
-export function directEntry(protocol: string, dst: string, dstPort: number): ConntrackEntryView {
+export function directEntry(protocol: ConntrackProtocol, dst: string, dstPort: number): ConntrackEntry {
   const e = natEntry(protocol, dst, dstPort, dst, dstPort);
-  return { ...e, status: 0x2 | 0x4 };
+  return { ...e, status: 0x2 | 0x4, statusFlags: ['SEEN_REPLY', 'ASSURED'] };
 }
