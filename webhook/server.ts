@@ -6,6 +6,7 @@ import type { WebhookConfig } from '../src/config/webhook.js';
 import type { RandomSource } from '../src/inject/index.js';
 import type { Logger } from '../src/logging.js';
 import { statusBody } from './admission/answer.js';
+import { DrainHookInjection } from './admission/drain-hook.js';
 import { AdmissionSummary } from './http/admission-summary.js';
 import { BodyBudget } from './http/body-budget.js';
 import { ConnectionTracker } from './http/connections.js';
@@ -98,7 +99,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     }
     next();
   });
-  const mutate = createMutateHandler({ config, random, logger, metrics, limits, budget, summary, closing: () => closing });
+  const handler = new DrainHookInjection({ config, random });
+  const mutate = createMutateHandler({ handler, logger, metrics, limits, budget, summary, closing: () => closing });
   app.all('/mutate', (req: Request, res: Response) => mutate(req, res));
   app.get('/healthz', (_req: Request, res: Response) => {
     res.type('text/plain').send('ok');
