@@ -23,11 +23,6 @@ export interface WebhookServerOptions {
   /** Source of drain-id bytes; crypto random (pooled) unless a test passes a seeded one. */
   random?: RandomSource;
   metrics?: WebhookMetrics;
-  /**
-   * Route POST /mutate through Express like the other paths (default false: /mutate is
-   * dispatched before Express, see below). Kept for the benchmark's side-by-side figures.
-   */
-  mutateThroughExpress?: boolean;
   /** Timeouts and the body budget (tests shorten them); DEFAULT_CONNECTION_LIMITS otherwise. */
   limits?: Partial<ConnectionLimits>;
   /** How often the info summary of admissions is logged (default 60 s). */
@@ -126,10 +121,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   // CPU for the bare server on this machine), which alone puts the 0.7x throughput goal out
   // of reach. So /mutate (with any query string: the API server appends ?timeout=10s) is
   // answered by the same handler straight from node:https; Express serves everything else.
-  const throughExpress = options.mutateThroughExpress === true;
   const isMutate = (req: IncomingMessage): boolean => req.url === '/mutate' || req.url?.startsWith('/mutate?') === true;
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
-    if (!throughExpress && isMutate(req)) {
+    if (isMutate(req)) {
       if (closing) res.on('finish', () => server.closeIdleConnections());
       void mutate(req, res);
       return;
