@@ -39,7 +39,7 @@ test('a thrown message is bounded and printable like every other message', () =>
   assert.doesNotMatch(message, /\n/);
 });
 
-test('answerReview with a throwing handler still answers HTTP 200 with an AdmissionReview (the API server applies its failurePolicy)', () => {
+test('answerReview with a throwing handler still answers HTTP 200 with an AdmissionReview, allowed false', () => {
   const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request });
   const answer = answerReview(body, throwing(new Error('kaput')));
   assert.equal(answer.status, 200);

@@ -63,8 +63,9 @@ export function denied(reason: string, message: string, status: DenyReason = 'Fo
 }
 
 /**
- * The handler failed (a bug, caught): a 500 in the response status, `allowed: false`. Whether
- * the object is then admitted is the API server's call (the webhook's failurePolicy).
+ * The handler failed (a bug, caught): a 500 in the response status, `allowed: false`. The API
+ * server takes this as a decision, not as a failed call: it refuses the object with this
+ * message, whatever the webhook's failurePolicy (which covers unreachable or unreadable answers).
  */
 export function errored(message: string, reason = 'internal-error'): AdmissionResult {
   return {
