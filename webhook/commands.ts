@@ -6,6 +6,7 @@ import { CliExit } from '../cli/exit.js';
 import { loadWebhookConfig, WEBHOOK_OPTIONS, type TlsModeConfig, type WebhookConfig } from '../src/config/webhook.js';
 import { batchedDestination, createLogger, type Logger } from '../src/logging.js';
 import { answerReview } from './admission/answer.js';
+import { DrainHookInjection } from './admission/drain-hook.js';
 import { injectManifests, ManifestError } from './cli/inject-manifests.js';
 
 /** The options `inject` and `review` share with the webhook: the injection part of its config. */
@@ -118,7 +119,7 @@ A request the webhook would refuse before admission (not JSON, not a v1 Admissio
 no request.uid) prints the Status it would answer with and exits 1.`);
   review.action(async (flags: Record<string, unknown>) => {
     const config = loadConfig(flags);
-    const answer = answerReview(await readInput('-'), { config, random });
+    const answer = answerReview(await readInput('-'), new DrainHookInjection({ config, random }));
     process.stdout.write(`${JSON.stringify(answer.body, null, 2)}\n`);
     if (answer.status !== 200) throw new CliExit(1, `conndrain review: HTTP ${answer.status}: ${(answer.body as { message: string }).message}`);
   });

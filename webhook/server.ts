@@ -6,6 +6,7 @@ import type { WebhookConfig } from '../src/config/webhook.js';
 import type { RandomSource } from '../src/inject/index.js';
 import type { Logger } from '../src/logging.js';
 import { statusBody } from './admission/answer.js';
+import { DrainHookInjection } from './admission/drain-hook.js';
 import { AdmissionSummary } from './http/admission-summary.js';
 import { BodyBudget } from './http/body-budget.js';
 import { ConnectionTracker } from './http/connections.js';
@@ -22,11 +23,6 @@ export interface WebhookServerOptions {
   /** Source of drain-id bytes; crypto random (pooled) unless a test passes a seeded one. */
   random?: RandomSource;
   metrics?: WebhookMetrics;
-  /**
-   * Route POST /mutate through Express like the other paths (default false: /mutate is
-   * dispatched before Express, see below). Kept for the benchmark's side-by-side figures.
-   */
-  mutateThroughExpress?: boolean;
   /** Timeouts and the body budget (tests shorten them); DEFAULT_CONNECTION_LIMITS otherwise. */
   limits?: Partial<ConnectionLimits>;
   /** How often the info summary of admissions is logged (default 60 s). */
@@ -98,7 +94,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     }
     next();
   });
-  const mutate = createMutateHandler({ config, random, logger, metrics, limits, budget, summary, closing: () => closing });
+  const handler = new DrainHookInjection({ config, random });
+  const mutate = createMutateHandler({ handler, logger, metrics, limits, budget, summary, closing: () => closing });
   app.all('/mutate', (req: Request, res: Response) => mutate(req, res));
   app.get('/healthz', (_req: Request, res: Response) => {
     res.type('text/plain').send('ok');
@@ -124,10 +121,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   // CPU for the bare server on this machine), which alone puts the 0.7x throughput goal out
   // of reach. So /mutate (with any query string: the API server appends ?timeout=10s) is
   // answered by the same handler straight from node:https; Express serves everything else.
-  const throughExpress = options.mutateThroughExpress === true;
   const isMutate = (req: IncomingMessage): boolean => req.url === '/mutate' || req.url?.startsWith('/mutate?') === true;
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
-    if (!throughExpress && isMutate(req)) {
+    if (isMutate(req)) {
       if (closing) res.on('finish', () => server.closeIdleConnections());
       void mutate(req, res);
       return;

@@ -11,6 +11,7 @@ import { DEFAULT_INJECT_CONFIG } from '../../src/config/webhook.js';
 import { injectPod } from '../../src/inject/index.js';
 import { createLogger } from '../../src/logging.js';
 import { answerReview } from '../../webhook/admission/answer.js';
+import { DrainHookInjection } from '../../webhook/admission/drain-hook.js';
 import { diffPatch, encodePatch } from '../../webhook/admission/patch.js';
 import { createWebhookMetrics } from '../../webhook/metrics.js';
 import { pooledRandom } from '../../webhook/random.js';
@@ -20,12 +21,12 @@ const BATCHES = Number(process.env.MICRO_BATCHES ?? 200);
 const body = JSON.stringify(realisticReview('e911857d-c318-11e8-bbad-025000000001'));
 const bytes = Buffer.from(body);
 const random = pooledRandom();
-const deps = { config: DEFAULT_INJECT_CONFIG, random };
+const handler = new DrainHookInjection({ config: DEFAULT_INJECT_CONFIG, random });
 const review = JSON.parse(body) as { request: { object: unknown } };
 const pod = review.request.object;
 const injected = injectPod(pod, DEFAULT_INJECT_CONFIG, random);
 const operations = diffPatch(pod, injected.pod);
-const answer = answerReview(body, deps);
+const answer = answerReview(body, handler);
 let sink: unknown;
 
 /** Microseconds per call: the fastest of BATCHES batches of about 2 ms each. */
@@ -55,7 +56,7 @@ const stages: [string, () => unknown][] = [
   ['injectPod', () => injectPod(pod, DEFAULT_INJECT_CONFIG, random)],
   ['diffPatch (fast-json-patch compare)', () => diffPatch(pod, injected.pod)],
   ['encodePatch (JSON + base64)', () => encodePatch(operations)],
-  ['answerReview (all of the above)', () => answerReview(body, deps)],
+  ['answerReview (all of the above)', () => answerReview(body, handler)],
   ['response JSON.stringify + byte length', () => Buffer.byteLength(JSON.stringify(answer.body))],
   ['metrics: counter + histogram', () => {
     metrics.admissions.inc({ result: 'allowed', reason: 'injected' });

@@ -5,7 +5,7 @@
  *   floor: a bare node:https server answering a fixed AdmissionReview
  *   ours:  POST /mutate of the real server with a realistic AdmissionReview (a Deployment's
  *          pod with three containers; the answer carries the JSON patch)
- *   ours via Express: the same server with /mutate routed through Express (for comparison)
+ *   ours via Express: the same /mutate handler mounted as an Express route (express-mutate.ts)
  * 1. throughput at saturation (10 connections), alternating floor/ours rounds, median of rounds
  * 2. fixed rate 500 req/s, open loop (bench/webhook/fixed-rate.ts: a request is due every
  *    2 ms whatever the server does, 16 keep-alive connections, 2 s warm-up, exact

@@ -5,7 +5,7 @@
  *   bareParse: the floor plus JSON.parse of the body, nothing else (a reference: no JSON
  *          webhook can answer faster than this, so it bounds the throughput ratio)
  *   ours:  the real webhook server (hygiene, injection, patch, metrics, logs at info)
- *   oursViaExpress: the same, with /mutate routed through Express like the other paths
+ *   oursViaExpress: the same /mutate handler mounted as an Express route (express-mutate.ts)
  * Prints one JSON line {bare, bareParse, ours, oursViaExpress} with the ports.
  */
 import { readFileSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { DEFAULT_INJECT_CONFIG } from '../../src/config/webhook.js';
 import { batchedDestination, createLogger } from '../../src/logging.js';
 import { startWebhookServer } from '../../webhook/server.js';
+import { startExpressMutateServer } from './express-mutate.js';
 
 const certDir = process.argv[2] ?? '';
 const cert = readFileSync(`${certDir}/tls.crt`);
@@ -47,13 +48,9 @@ const ours = await startWebhookServer({
   config: { ...DEFAULT_INJECT_CONFIG, address: '127.0.0.1', port: 0, certDir, certPollIntervalMs: 5000, shutdownDelayMs: 0, shutdownTimeoutMs: 1000, maxConnections: 1024, logLevel: 'info' },
   logger,
 });
-const oursViaExpress = await startWebhookServer({
-  config: { ...DEFAULT_INJECT_CONFIG, address: '127.0.0.1', port: 0, certDir, certPollIntervalMs: 5000, shutdownDelayMs: 0, shutdownTimeoutMs: 1000, maxConnections: 1024, logLevel: 'info' },
-  logger,
-  mutateThroughExpress: true,
-});
+const oursViaExpress = await startExpressMutateServer({ cert, key, config: DEFAULT_INJECT_CONFIG, logger });
 const portOf = (server: typeof bare): number => (server.address() as AddressInfo).port;
-process.stdout.write(`${JSON.stringify({ bare: portOf(bare), bareParse: portOf(bareParse), ours: ours.port, oursViaExpress: oursViaExpress.port })}\n`);
+process.stdout.write(`${JSON.stringify({ bare: portOf(bare), bareParse: portOf(bareParse), ours: ours.port, oursViaExpress: portOf(oursViaExpress.server) })}\n`);
 // Protocol on stdin, one command per line: "cpu" -> one JSON line with process.cpuUsage()
 // (so the runner can charge CPU time per request, a figure a busy machine does not distort
 // as much as wall time); end of input -> close both servers and exit.

@@ -1,8 +1,9 @@
 /**
  * Golden tests: every file in test/fixtures/webhook is an admission input (object, kind,
  * operation, config overrides) with the expected answer (allowed, status, warnings, reason and
- * the decoded JSON patch). The real admit() path produces the answer; the patched object must
- * validate against the Kubernetes schema, and a second pass over it must change nothing.
+ * the decoded JSON patch). The real admission path (handleAdmission with DrainHookInjection)
+ * produces the answer; the patched object must validate against the Kubernetes schema, and a
+ * second pass over it must change nothing.
  * `UPDATE_GOLDEN=1 node test/run.mjs golden` rewrites the expected parts (review the diff!).
  */
 import { test } from 'node:test';
@@ -12,7 +13,8 @@ import { join } from 'node:path';
 import fastJsonPatch from 'fast-json-patch';
 import { DEFAULT_INJECT_CONFIG, type InjectConfig } from '../../src/config/webhook.js';
 import { seededRandom } from '../../src/inject/index.js';
-import { admit } from '../../webhook/admission/admit.js';
+import { DrainHookInjection } from '../../webhook/admission/drain-hook.js';
+import { handleAdmission } from '../../webhook/admission/handler.js';
 import type { AdmissionRequest } from '../../webhook/admission/types.js';
 import { assertSleepWithinGrace, validateKubernetesObject } from './schema.js';
 
@@ -56,8 +58,8 @@ for (const file of files) {
     const fixture = JSON.parse(readFileSync(path, 'utf8')) as Fixture;
     const config = { ...DEFAULT_INJECT_CONFIG, ...fixture.config };
     const before = structuredClone(fixture.object);
-    const { response, outcome } = admit(requestFor(fixture, fixture.object), { config, random: seededRandom(7) });
-    assert.deepEqual(fixture.object, before, 'admit() must not modify its input');
+    const { response, outcome } = handleAdmission(new DrainHookInjection({ config, random: seededRandom(7) }), requestFor(fixture, fixture.object));
+    assert.deepEqual(fixture.object, before, 'the handler must not modify its input');
     assert.equal(response.uid, 'b5f0e8a4-golden');
     const patch = decodePatch(response.patch);
     const actual = {
@@ -82,7 +84,7 @@ for (const file of files) {
     if (fixture.kind === 'Pod') assertSleepWithinGrace(patched['spec'] as never);
 
     // Reinvocation: a second pass over the output changes nothing.
-    const again = admit(requestFor(fixture, patched), { config, random: seededRandom(99) });
+    const again = handleAdmission(new DrainHookInjection({ config, random: seededRandom(99) }), requestFor(fixture, patched));
     assert.equal(again.response.patch, undefined, 'second pass must not patch');
     assert.equal(again.response.allowed, response.allowed);
   });

@@ -11,7 +11,8 @@ import fastJsonPatch from 'fast-json-patch';
 import type { InjectConfig } from '../../src/config/webhook.js';
 import { HOOK_KINDS } from '../../src/contract.js';
 import { injectPod, seededRandom } from '../../src/inject/index.js';
-import { admit } from '../../webhook/admission/admit.js';
+import { DrainHookInjection } from '../../webhook/admission/drain-hook.js';
+import { handleAdmission } from '../../webhook/admission/handler.js';
 import { assertSleepWithinGrace, validateKubernetesObject } from './schema.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 400);
@@ -88,7 +89,7 @@ test('injection: never throws, patches apply cleanly, results validate, second p
   const reasons = new Map<string, number>();
   fc.assert(fc.property(pods, configs, fc.integer(), (pod, config, seed) => {
     const input = structuredClone(pod);
-    const { response, outcome } = admit(request(input), { config, random: seededRandom(seed) });
+    const { response, outcome } = handleAdmission(new DrainHookInjection({ config, random: seededRandom(seed) }), request(input));
     assert.deepEqual(input, pod, 'input untouched');
     assert.notEqual(outcome.result, 'error', JSON.stringify(response));
     reasons.set(outcome.reason, (reasons.get(outcome.reason) ?? 0) + 1);

@@ -17,7 +17,7 @@ import { ADMISSION_API_VERSION, ADMISSION_KIND, type AdmissionRequest } from './
  */
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
 
-/** A request refused before admission: the HTTP status, a code for metrics, and a sentence. */
+/** A request refused before admission: the HTTP status, a code for metrics, and a sentence (`busy`: the body budget, webhook/http). */
 export interface Rejection {
   status: number;
   code:
@@ -29,7 +29,8 @@ export interface Rejection {
     | 'not-admission-review'
     | 'wrong-api-version'
     | 'missing-request'
-    | 'missing-uid';
+    | 'missing-uid'
+    | 'busy';
   message: string;
 }
 

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { InjectConfig } from '../../src/config/webhook.js';
-import { displayName, type RandomSource } from '../../src/inject/index.js';
+import { displayName } from '../../src/inject/index.js';
 import type { Logger } from '../../src/logging.js';
 import { quoteValue } from '../../src/quote.js';
-import { answerReview, statusBody, type Answer } from '../admission/answer.js';
+import { answerReview, failed, refused, type Answer } from '../admission/answer.js';
+import type { AdmissionHandler } from '../admission/handler.js';
 import { checkRequestHead, MAX_BODY_BYTES, tooLarge, type Rejection } from '../admission/hygiene.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import type { WebhookMetrics } from '../metrics.js';
@@ -14,8 +14,8 @@ import type { ConnectionLimits } from './limits.js';
 import { lingerOnClose } from './lingering-close.js';
 
 export interface MutateDeps {
-  config: InjectConfig;
-  random: RandomSource;
+  /** What the webhook decides; this layer only reads the body, asks it and writes the answer. */
+  handler: AdmissionHandler;
   logger: Logger;
   metrics: WebhookMetrics;
   limits: ConnectionLimits;
@@ -25,17 +25,9 @@ export interface MutateDeps {
   closing: () => boolean;
 }
 
-function rejected(r: Rejection): Answer {
-  return { status: r.status, body: statusBody(r.status, r.code, r.message), outcome: { result: 'rejected', reason: r.code, patchOperations: 0 } };
-}
-
-function busy(budget: BodyBudget): Answer {
+function busy(budget: BodyBudget): Rejection {
   const mib = Math.round(budget.limit / (1024 * 1024));
-  return {
-    status: 503,
-    body: statusBody(503, 'busy', `the webhook already holds ${mib} MiB of request bodies; retry shortly`),
-    outcome: { result: 'rejected', reason: 'busy', patchOperations: 0 },
-  };
+  return { status: 503, code: 'busy', message: `the webhook already holds ${mib} MiB of request bodies; retry shortly` };
 }
 
 /** Names are echoed into every log line of a request: bounded like any value from the request. */
@@ -80,7 +72,7 @@ export function refusalOfHead(req: IncomingMessage): Rejection | undefined {
 }
 
 /**
- * `POST /mutate`: request hygiene, then admission, then one answer. Never throws or rejects:
+ * `POST /mutate`: request hygiene, then the admission handler, then one answer. Never throws or rejects:
  * anything unexpected becomes a 500 Status (before headers) and is logged and counted.
  */
 export function createMutateHandler(deps: MutateDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
@@ -93,7 +85,7 @@ export function createMutateHandler(deps: MutateDeps): (req: IncomingMessage, re
       const head = refusalOfHead(req);
       let refuse = false;
       if (head !== undefined) {
-        answer = rejected(head);
+        answer = refused(head);
         // A body may follow a refused head (405 with a body, 415, 413): it is never read.
         refuse = true;
       } else {
@@ -106,19 +98,19 @@ export function createMutateHandler(deps: MutateDeps): (req: IncomingMessage, re
           return;
         }
         if (body.kind === 'too-large') {
-          answer = rejected(tooLarge());
+          answer = refused(tooLarge());
           refuse = true;
         } else if (body.kind === 'busy') {
-          answer = busy(budget);
+          answer = refused(busy(budget));
           refuse = true;
         } else {
           held = body.held;
-          answer = answerReview(body.text, { config: deps.config, random: deps.random });
+          answer = answerReview(body.text, deps.handler);
         }
       }
       send(res, answer, deps.closing(), refuse, limits.lingerMs);
     } catch (error) {
-      answer = { status: 500, body: statusBody(500, 'internal-error', 'conndrain webhook internal error'), outcome: { result: 'error', reason: 'internal-error', patchOperations: 0 } };
+      answer = failed();
       deps.logger.error({ ...requestFields(undefined), err: error }, 'unexpected error while answering /mutate');
       if (!res.headersSent) send(res, answer, true, false, limits.lingerMs);
       else res.destroy();
