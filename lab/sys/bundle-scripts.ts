@@ -10,7 +10,8 @@ export const LAB_SCRIPTS = ['traffic/pod-server.ts', 'traffic/client.ts', 'traff
 
 /**
  * Bundles each lab script into one plain-JS ESM file in `dir` (`<name>.mjs`), so a guest can
- * start it with plain node (see useScriptBundles). Node built-ins and packages stay external.
+ * start it with plain node (see useScriptBundles). Packages are bundled in (the API stand-in
+ * uses fast-json-patch): a bundle runs from a temporary directory with no node_modules above it.
  */
 export async function bundleLabScripts(dir: string): Promise<string[]> {
   const root = fileURLToPath(new URL('../', import.meta.url));
@@ -18,7 +19,7 @@ export async function bundleLabScripts(dir: string): Promise<string[]> {
   for (const script of LAB_SCRIPTS) {
     const name = script.split('/').pop()!.replace(/\.ts$/, '.mjs');
     const outfile = join(dir, name);
-    await build({ entryPoints: [join(root, script)], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile, packages: 'external', logLevel: 'error' });
+    await build({ entryPoints: [join(root, script)], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile, logLevel: 'error' });
     outputs.push(outfile);
   }
   return outputs;
