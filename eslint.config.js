@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 /** Tests may reach anything; the rules below are for the code that ships. */
 const TEST_FILES = ['**/*.test.ts'];
 
-/** Production code (src/, agent/, webhook/, native/lib/, cli/) never imports the lab, tests or benchmarks. */
+/** Production code (src/, kube/, agent/, webhook/, native/lib/, cli/) never imports the lab, tests or benchmarks. */
 const SHIPS_NO_TEST_CODE = {
   regex: '^(\\.\\./)+(test|lab|bench)/',
   message: 'Production code never imports test/, lab/ or bench/ (they are not in the build or the images).',
@@ -21,6 +21,15 @@ const COMPONENTS_SIT_UNDER_CLI = {
  * (issue 18, item 1): each imports cli/exit.ts (CliExit) and/or cli/options.ts (addConfigOptions).
  */
 const CLI_IMPORT_ALLOWLIST = { webhook: ['webhook/commands.ts'], agent: ['agent/commands.ts', 'agent/flowpin/cleanup-command.ts'] };
+
+/**
+ * kube/ is the shared Kubernetes access (connection, requests, lists, list/watch, clock) that
+ * the agent, the janitor and the CLI's `stale`/`doctor` use: it sits under all of them.
+ */
+const KUBE_SITS_UNDER_COMPONENTS = {
+  group: ['**/agent/**', '**/webhook/**', '**/native/**', 'netlink-native', 'netlink-native/*'],
+  message: 'kube/ is shared Kubernetes access: it imports no component (agent/, webhook/) and no native code.',
+};
 
 const WEBHOOK_STAYS_PLAIN = {
   group: ['**/native/**', 'netlink-native', 'netlink-native/*', '**/agent/**'],
@@ -84,6 +93,11 @@ export default tseslint.config(
     files: ['webhook/**/*.ts'],
     ignores: TEST_FILES,
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [WEBHOOK_STAYS_PLAIN, SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI] }] },
+  },
+  {
+    files: ['kube/**/*.ts'],
+    ignores: TEST_FILES,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [KUBE_SITS_UNDER_COMPONENTS, SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI] }] },
   },
   {
     files: ['agent/**/*.ts', 'native/lib/**/*.ts'],

@@ -18,7 +18,7 @@ import { Agent } from './agent.js';
 import type { AgentState } from './state-file.js';
 import { AgentMetrics } from './metrics.js';
 import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
-import { loadKubeConnection } from './kube/load.js';
+import { loadKubeConnection } from '../kube/load.js';
 
 const server = new FakeApiServer();
 let dir = '';

@@ -18,7 +18,7 @@ import { managedPod, markDeleting } from '../test/apiserver/pods.js';
 import { Agent } from './agent.js';
 import type { DatapathProbeOptions } from './flow-visibility-probe.js';
 import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
-import { loadKubeConnection } from './kube/load.js';
+import { loadKubeConnection } from '../kube/load.js';
 import { AgentMetrics } from './metrics.js';
 
 const server = new FakeApiServer();

@@ -17,7 +17,7 @@ import { managedPod, markDeleting, setReady } from '../test/apiserver/pods.js';
 import { Agent } from './agent.js';
 import { AgentMetrics } from './metrics.js';
 import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
-import { loadKubeConnection } from './kube/load.js';
+import { loadKubeConnection } from '../kube/load.js';
 
 const server = new FakeApiServer();
 let dir = '';

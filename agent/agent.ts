@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { AgentConfig } from '../src/config/agent.js';
 import type { PodRecord, Transition } from '../src/drain-plan.js';
 import { NetlinkError, type ConntrackApi, type ConntrackEventsApi, type IpvsApi } from 'netlink-native/types';
-import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import { systemClock, type Clock, type TimerHandle } from '../kube/clock.js';
 import { DrainApi } from './drain-api.js';
 import { DrainPlanner, samePlanInput } from './drain-planner.js';
 import { DrainSessions, type SessionPod } from './drain-sessions.js';
@@ -32,7 +32,7 @@ import { PodWatch, podUid } from './watch.js';
 import type { FlowpinController } from './flowpin/controller.js';
 import { createAgentFlowpin, flowpinSkip } from './flowpin/wire.js';
 import type { RunningJanitor } from './janitor/index.js';
-import type { KubeConnection } from './kube/connection.js';
+import type { KubeConnection } from '../kube/connection.js';
 
 export interface AgentDeps {
   config: AgentConfig;

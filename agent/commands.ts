@@ -32,7 +32,7 @@ export function registerAgentCommands(program: Command): void {
 
 async function runAgent(config: AgentConfig): Promise<void> {
   const logger = createLogger({ level: config.logLevel, component: 'agent' });
-  const { loadKubeConnection } = await import('./kube/load.js');
+  const { loadKubeConnection } = await import('../kube/load.js');
   const source = { kubeconfig: config.kubeconfig, serviceHost: config.kubernetesServiceHost, servicePort: config.kubernetesServicePort };
   let kube;
   try {

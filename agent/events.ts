@@ -8,8 +8,8 @@
 import type { CoreV1Event } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { EVENT_CONNTRACK_FLUSHED, EVENT_DRAIN_FINISHED, EVENT_DRAIN_INTERRUPTED, EVENT_DRAIN_STARTED } from '../src/contract.js';
-import type { KubeConnection } from './kube/connection.js';
-import { kubeRequest } from './kube/request.js';
+import type { KubeConnection } from '../kube/connection.js';
+import { kubeRequest } from '../kube/request.js';
 
 export interface EventPod {
   uid: string;

@@ -20,7 +20,7 @@ import { managedPod } from '../test/apiserver/pods.js';
 import { Agent } from './agent.js';
 import { AgentMetrics } from './metrics.js';
 import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
-import { loadKubeConnection } from './kube/load.js';
+import { loadKubeConnection } from '../kube/load.js';
 import type { AgentState, SessionRecord } from './state-file.js';
 
 const server = new FakeApiServer();

@@ -8,8 +8,8 @@ import { FakeApiServer } from '../test/apiserver/server.js';
 import { managedPod, setReady } from '../test/apiserver/pods.js';
 import { PodCache } from './pod-cache.js';
 import { PodWatch } from './watch.js';
-import { systemClock } from './clock.js';
-import { loadKubeConnection } from './kube/load.js';
+import { systemClock } from '../kube/clock.js';
+import { loadKubeConnection } from '../kube/load.js';
 
 // The API server here is the stand-in of test/apiserver (no real one can run on these machines).
 const server = new FakeApiServer();

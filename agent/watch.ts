@@ -8,9 +8,9 @@ import type { Logger } from 'pino';
 import { MANAGED_SELECTOR } from '../src/contract.js';
 import type { PodLike } from '../src/pod/pod-like.js';
 import { prunePod } from '../src/pod/prune.js';
-import type { Clock } from './clock.js';
-import type { KubeConnection } from './kube/connection.js';
-import { RestartingListWatch } from './kube/list-watch.js';
+import type { Clock } from '../kube/clock.js';
+import type { KubeConnection } from '../kube/connection.js';
+import { RestartingListWatch } from '../kube/list-watch.js';
 
 export interface PodWatchHandlers {
   upsert(pod: PodLike): void;

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { KubeConnection } from '../agent/kube/connection.js';
+import type { KubeConnection } from '../kube/connection.js';
 import { livePodIps, parseInventory, pruneEndpointSlice, type EndpointSliceLike, type PodLike } from '../src/stale/index.js';
 
 /** Where endpoints come from, and how to ask whether a live pod holds an address. */
@@ -28,7 +28,7 @@ export async function loadInventory(options: InventoryOptions): Promise<StaleInv
   if ((options.kubeconfig === undefined || options.kubeconfig === '') && !inCluster) {
     throw new Error('no endpoints: give --endpoints FILE (EndpointSlices, e.g. `kubectl get endpointslices,pods -A -o yaml`) or --kubeconfig FILE');
   }
-  const { loadKubeConnection } = await import('../agent/kube/load.js');
+  const { loadKubeConnection } = await import('../kube/load.js');
   const connection = await loadKubeConnection({ kubeconfig: options.kubeconfig, serviceHost: options.serviceHost, servicePort: options.servicePort });
   return await fromApi(connection, options.nodeName);
 }
@@ -42,8 +42,8 @@ async function fromFile(path: string): Promise<StaleInventory> {
 
 async function fromApi(connection: KubeConnection, nodeName: string | undefined): Promise<StaleInventory> {
   const [{ kubeRequest }, { listPages }, { makeLivePodHolders }, { ENDPOINT_SLICES_PATH, SLICE_PAGE_SIZE }] = await Promise.all([
-    import('../agent/kube/request.js'),
-    import('../agent/kube/list-pages.js'),
+    import('../kube/request.js'),
+    import('../kube/list-pages.js'),
     import('../agent/janitor/live-pods.js'),
     import('../agent/janitor/slice-watch.js'),
   ]);

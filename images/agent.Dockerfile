@@ -30,6 +30,7 @@ RUN npm ci --no-audit --no-fund \
 COPY tsconfig.build.json ./
 COPY src ./src
 COPY webhook ./webhook
+COPY kube ./kube
 COPY agent ./agent
 COPY cli ./cli
 RUN npm run build \

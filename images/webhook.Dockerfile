@@ -4,7 +4,10 @@
 # builds native/ (the webhook never loads it; webhook/ cannot import native/ or agent/). The
 # one CLI program (cli/main.ts) imports the netlink-native workspace package's JavaScript
 # (types, NetlinkError, IPVS key helpers), so its TypeScript is copied and compiled to
-# native/dist by `npm run build`; its C sources and addon never are.
+# native/dist by `npm run build`; its C sources and addon never are. kube/ (the lean
+# Kubernetes client of the agent and of `conntrack stale`/`doctor`) is compiled for the same
+# reason; the webhook itself does not use it (--tls-mode=self-signed goes through
+# @kubernetes/client-node's generated CoreV1/Admissionregistration clients).
 # Build from the repository root:  docker build -f images/webhook.Dockerfile -t conndrain-webhook .
 # BASE builds; RUNTIME runs (its Node at /nodejs/bin/node, as in distroless). The tests pass
 # one offline-built image for both (test/images/offline-base.sh).
@@ -19,6 +22,7 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY webhook ./webhook
+COPY kube ./kube
 COPY agent ./agent
 COPY cli ./cli
 COPY native/lib ./native/lib

@@ -1,8 +1,8 @@
 /**
  * The import rules of eslint.config.js, run on small sources placed in each layer: production
  * code never imports test/, lab/ or bench/; components never import cli/ (except the files on
- * the temporary allowlist); src/ takes nothing from the components and only types from
- * `netlink-native/types`; tests may import anything.
+ * the temporary allowlist); kube/ imports no component and no native code; src/ takes nothing
+ * from the components and only types from `netlink-native/types`; tests may import anything.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -32,7 +32,7 @@ async function rejectedLines(file: string, source: string): Promise<number[]> {
 describe('the import rules (eslint.config.js)', () => {
   it('keep test/, lab/ and bench/ out of every production layer', async () => {
     const source = "import { a } from '../test/apiserver/pods.js';\nimport { b } from '../lab/entry.js';\nimport { c } from '../bench/run.js';\nimport { d } from './ok.js';\n";
-    for (const file of ['cli/x.ts', 'agent/x.ts', 'webhook/x.ts', 'native/lib/x.ts', 'src/x.ts']) {
+    for (const file of ['cli/x.ts', 'kube/x.ts', 'agent/x.ts', 'webhook/x.ts', 'native/lib/x.ts', 'src/x.ts']) {
       const nested = file.split('/').length - 2;
       assert.deepEqual(await rejectedLines(file, source.replaceAll("'../", `'${'../'.repeat(nested + 1)}`)), [1, 2, 3], file);
     }
@@ -45,11 +45,28 @@ describe('the import rules (eslint.config.js)', () => {
   it('keep components under cli/, with the temporary allowlist', async () => {
     const source = "import { CliExit } from '../cli/exit.js';\n";
     assert.deepEqual(await rejectedLines('agent/x.ts', source), [1]);
+    assert.deepEqual(await rejectedLines('kube/x.ts', source), [1]);
     assert.deepEqual(await rejectedLines('webhook/x.ts', source), [1]);
     assert.deepEqual(await rejectedLines('agent/commands.ts', source), []);
     assert.deepEqual(await rejectedLines('webhook/commands.ts', source), []);
     assert.deepEqual(await rejectedLines('agent/flowpin/cleanup-command.ts', "import { CliExit } from '../../cli/exit.js';\n"), []);
     assert.deepEqual(await rejectedLines('webhook/commands.ts', "import { openNetlink } from '../native/lib/index.js';\n"), [1], 'the allowlist keeps the webhook plain');
+  });
+
+  it('keep kube/ under the components: the agent and the CLI import it, it imports neither', async () => {
+    const source = [
+      "import { Agent } from '../agent/agent.js';",
+      "import { startWebhookServer } from '../webhook/server.js';",
+      "import { openNetlink } from 'netlink-native';",
+      "import type { IpvsApi } from '../native/lib/types.js';",
+      "import { readFileSync } from 'node:fs';",
+      "import { Watch } from '@kubernetes/client-node/dist/watch.js';",
+      "import { kubeRequest } from './request.js';",
+    ].join('\n');
+    assert.deepEqual(await rejectedLines('kube/x.ts', `${source}\n`), [1, 2, 3, 4]);
+    assert.deepEqual(await rejectedLines('agent/x.ts', "import { kubeRequest } from '../kube/request.js';\n"), []);
+    assert.deepEqual(await rejectedLines('agent/janitor/x.ts', "import { systemClock } from '../../kube/clock.js';\n"), []);
+    assert.deepEqual(await rejectedLines('cli/x.ts', "import { loadKubeConnection } from '../kube/load.js';\n"), []);
   });
 
   it('keep src/ pure: types and IPS_DST_NAT only from netlink-native/types, nothing from the components or cli/', async () => {

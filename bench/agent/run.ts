@@ -31,7 +31,7 @@ import { Agent } from '../../agent/agent.js';
 import { AgentMetrics } from '../../agent/metrics.js';
 import { IpvsHold } from '../../agent/ipvs-hold.js';
 import { DEFAULT_FLOW_TIMEOUTS } from '../../agent/flows.js';
-import { loadKubeConnection } from '../../agent/kube/load.js';
+import { loadKubeConnection } from '../../kube/load.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { FakeApiServer } from '../../test/apiserver/server.js';
 import { managedPod, setReady } from '../../test/apiserver/pods.js';

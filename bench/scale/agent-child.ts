@@ -12,7 +12,7 @@ import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
 import { Agent } from '../../agent/agent.js';
 import { AgentMetrics } from '../../agent/metrics.js';
 import { DEFAULT_FLOW_TIMEOUTS } from '../../agent/flows.js';
-import { loadKubeConnection } from '../../agent/kube/load.js';
+import { loadKubeConnection } from '../../kube/load.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { memoryNetlink } from '../agent/stand-ins.js';
 import { AGENT_NODE, podIp, serviceAddress, wallMs } from './cluster.js';

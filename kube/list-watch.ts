@@ -23,7 +23,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Watch } from '@kubernetes/client-node/dist/watch.js';
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from './clock.js';
 import type { KubeConnection } from './connection.js';
 import { JitteredBackoff } from './backoff.js';
 import { listPages } from './list-pages.js';

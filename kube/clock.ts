@@ -1,6 +1,7 @@
 /**
- * Time as the agent sees it: injected everywhere timing matters so unit tests drive it with
- * a fake clock (`test/agent/fake-clock.ts`) instead of sleeping.
+ * Time as conndrain's long-running code sees it (the list/watch's backoff and relists, the
+ * agent's holds, sessions and sweeps): injected everywhere timing matters so unit tests drive
+ * it with a fake clock (`test/agent/fake-clock.ts`) instead of sleeping.
  */
 export interface TimerHandle {
   cancel(): void;
