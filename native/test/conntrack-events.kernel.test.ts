@@ -229,8 +229,9 @@ describe('conntrack event index on the kernel: real flows through a DNATed servi
       await until(async () => (await index.flowsOf([POD4, POD6])).flows.filter((e) => e.protocol === 'tcp' && e.state === 'ESTABLISHED').length === 0, 'TCP flows leave ESTABLISHED');
       const r = await index.deleteFlowsOf([POD4, POD6]);
       assert.equal(r.deleted, 5);
-      assert.deepEqual(await api.listConntrack({ addresses: [POD4, POD6], match: ['origDst', 'replySrc'] }), []);
-      assert.equal(index.stats().flows, 0);
+      // A late FIN/ACK of a closing connection may create a fresh entry (loose TCP tracking) after
+      // the delete: what must hold is that the index follows the kernel, whatever it holds now.
+      await until(async () => JSON.stringify((await index.flowsOf([POD4, POD6])).flows.map(key).sort()) === JSON.stringify(await dumpKeys()), 'the index to agree with a dump after the delete');
     } finally {
       clientProc?.kill('SIGKILL');
       index.close();
