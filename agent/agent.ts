@@ -25,6 +25,7 @@ import { closeListener, createHealthServer, listen } from './health-server.js';
 import { followInstance, HandoverListener } from './handover-link.js';
 import { IndexedConntrack } from './indexed-conntrack.js';
 import { IpvsHold } from './ipvs-hold.js';
+import { enableAcceptMigration } from './accept-migration.js';
 import { AgentMetrics } from './metrics.js';
 import { PodCache } from './pod-cache.js';
 import { loadState, StateWriter, STATE_VERSION, type AgentState, type SessionRecord, type StateOwner } from './state-file.js';
@@ -53,6 +54,8 @@ export interface AgentDeps {
    * (zero-gap handover). Without it the servers listen the ordinary way (tests).
    */
   listenSocket?: (host: string, port: number) => number;
+  /** Where net.ipv4.tcp_migrate_req is set for the handover (tests: a file of their own). */
+  acceptMigrationSysctl?: string;
 }
 
 export interface AgentPorts {
@@ -281,6 +284,8 @@ export class Agent {
     const resumed = await this.resumeState();
     await this.handover.listen().catch((error: unknown) => this.log.warn({ err: error }, 'handover socket: could not listen; a newer agent will not see this one\'s sessions'));
     this.followOlder(resumed);
+    // Only with SO_REUSEPORT listeners (the CLI): tests that listen the ordinary way leave the node alone.
+    if (this.deps.listenSocket !== undefined) await enableAcceptMigration(this.log, this.deps.acceptMigrationSysctl);
     const metricsPort = await listen(this.health, config.metricsPort, config.metricsAddress, this.deps.listenSocket);
     await this.openEventIndex();
     await this.probeIpvs();

@@ -54,12 +54,6 @@ function clientErrorStatus(code: string | undefined): number {
   return 400;
 }
 
-/** A request that declared a body (we never read one): its answer closes the connection. */
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
 export class DrainApi {
   readonly server: Server;
   private waiting = 0;
@@ -128,10 +122,14 @@ export class DrainApi {
     else socket.destroy();
   }
 
-  private answer(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  private answer(_req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
     if (res.headersSent || res.writableEnded || res.destroyed) return;
     this.options.onAnswer?.(status);
-    const extra: Record<string, string> = hasBody(req) ? { connection: 'close' } : {};
+    // Every answer closes its connection: a drain call is one request per pod, so keep-alive
+    // saves nothing, and an idle kept-alive connection is what a handover would have to close
+    // under a client that is just reusing it (that client would see a reset). A request that declared
+    // a body must close anyway (the body is never read).
+    const extra: Record<string, string> = { connection: 'close' };
     const text = `${JSON.stringify(body)}\n`;
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), 'cache-control': 'no-store', ...extra, ...headers });
     res.end(text);
