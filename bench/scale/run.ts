@@ -149,13 +149,16 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     const flushLocal: number[] = [];
     const flushAll: number[] = [];
     let notHeld = 0;
+    const notHeldIps: string[] = [];
     let notFlushed = 0;
     for (const l of api.lines) {
       const t = l.t as number;
       if (l.ev === 'drain') {
         const at = (zeros.get(l.ip as string) ?? []).find((z) => z >= t);
-        if (at === undefined) notHeld += 1;
-        else weight0.push(at - t);
+        if (at === undefined) {
+          notHeld += 1;
+          if (notHeldIps.length < 20) notHeldIps.push(`${l.ip as string}${l.local === true ? ' (local)' : ''}${zeros.has(l.ip as string) ? ` (weight 0 at ${(zeros.get(l.ip as string) ?? []).map((z) => (z - t).toFixed(0)).join(',')} ms)` : ''}`);
+        } else weight0.push(at - t);
       } else if (l.ev === 'gone') {
         const at = flushes.find((f) => (f.t as number) >= t && (f.addresses as string[]).includes(l.ip as string));
         if (at === undefined) notFlushed += 1;
@@ -167,6 +170,8 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     }
     const calls: Record<string, number> = {};
     for (const l of api.lines) if (l.ev === 'call') calls[String(l.status)] = (calls[String(l.status)] ?? 0) + 1;
+    if (notHeldIps.length > 0) console.log(`  ${pods} pods: drains not held (first 20): ${notHeldIps.join('; ')}`);
+    for (const l of api.lines) if (l.ev === 'call' && l.status !== 200) console.log(`  ${pods} pods: preStop call ${JSON.stringify(l)}`);
     return { pods, firstListS, firstListPeakMb, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats };
   } finally {
     await agent?.end();
