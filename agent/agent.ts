@@ -107,6 +107,9 @@ export class Agent {
   private watchedIpsToldAt = Number.NEGATIVE_INFINITY;
   /** The hold interval elapsed: re-assert every hold (the proxy may have reset weights). */
   private reassertDue = true;
+  /** The full hold pass in flight (startReassert), and whether another was asked for meanwhile. */
+  private reasserting: Promise<void> | undefined;
+  private reassertAgain = false;
   /** Records or holds changed since the state file was last written. */
   private stateDirty = true;
   private running: Promise<void> | undefined;
@@ -352,6 +355,7 @@ export class Agent {
     await this.drainApi.close();
     this.synced.cancel();
     await this.running?.catch(() => undefined);
+    await this.reasserting;
     await this.flowpin?.stop();
     this.indexed?.close();
     this.indexed = undefined;
@@ -369,6 +373,7 @@ export class Agent {
     this.again = true;
     this.running ??= this.runLoop();
     await this.running;
+    while (this.reasserting !== undefined) await this.reasserting;
   }
 
   private async resumeState(): Promise<AgentState | undefined> {
@@ -582,14 +587,17 @@ export class Agent {
     // Not synced yet (e.g. API down after a restart): the planner holds what the state file says is draining.
     const draining = this.planner.draining();
     this.metrics.podsCached.set(this.cache.size);
-    // A run for events that changed no hold (a new pod, a Ready pod) does no IPVS pass; the
-    // interval re-asserts every hold.
-    const holdPassDue = this.planner.takeHoldingChanged() || this.reassertDue || !this.watch.synced;
+    // A run for events that changed no hold (a new pod, a Ready pod) does no IPVS pass. One
+    // that changed holds edits only the changed pods' known servers (no scan of every service);
+    // the interval re-asserts every hold with a full pass.
+    const changed = this.planner.takeHoldingChanged();
+    const fullPass = this.reassertDue || !this.watch.synced;
     this.reassertDue = false;
-    if (this.ipvsOn && holdPassDue) {
+    if (this.ipvsOn && (changed || fullPass)) {
       try {
-        const serving = new Set(this.hold.list().map((h) => h.podUid).filter((uid) => this.planner.isServing(uid)));
-        await this.hold.sync(draining, serving);
+        // A newly draining pod the address index knows no server of: scan now rather than at the interval.
+        const unindexed = changed ? await this.hold.syncChanged(draining, this.servingHeldUids()) : 0;
+        if (fullPass || unindexed > 0) this.startReassert();
         if (this.flowpin !== undefined) void this.flowpin.sync().catch(() => undefined);
       } catch (error) {
         if (error instanceof NetlinkError && error.code === 'EIPVSUNAVAILABLE') this.disableIpvs();
@@ -609,6 +617,39 @@ export class Agent {
       void this.saveState();
     }
     if (this.watch.synced) this.planned = true;
+  }
+
+  /**
+   * The full hold pass (scan every service, restore what the proxy reset), not awaited by the
+   * run loop: its scan runs beside the IPVS queue, so a watch event's edits do not wait for it.
+   * One at a time; one asked for meanwhile runs after it.
+   */
+  private startReassert(): void {
+    if (this.reasserting !== undefined) {
+      this.reassertAgain = true;
+      return;
+    }
+    this.reasserting = (async () => {
+      do {
+        this.reassertAgain = false;
+        try {
+          await this.hold.reassert(() => ({ draining: this.planner.draining(), servingUids: this.servingHeldUids() }));
+        } catch (error) {
+          if (error instanceof NetlinkError && error.code === 'EIPVSUNAVAILABLE') this.disableIpvs();
+          else this.log.warn({ err: error }, 'IPVS hold pass failed; retried next interval');
+        }
+        this.metrics.ipvsServersHeld.set(this.hold.size);
+      } while (this.reassertAgain && this.ipvsOn && !this.stopping && !this.yielded);
+    })().finally(() => {
+      this.reasserting = undefined;
+    });
+  }
+
+  /** Pods with held servers that the API shows serving again (their release restores the weights). */
+  private servingHeldUids(): Set<string> {
+    const serving = new Set<string>();
+    for (const h of this.hold.list()) if (this.planner.isServing(h.podUid)) serving.add(h.podUid);
+    return serving;
   }
 
   /** One timer, for the earliest deleting pod whose grace ends: no scan of deleting pods. */

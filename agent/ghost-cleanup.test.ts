@@ -55,6 +55,7 @@ test('pods that go within the window: one pass; reused IP skipped and counted on
   assert.equal(reports[0]?.result.deleted, 6);
   assert.deepEqual(flushed.sort(), ['u1', 'u2', 'u4']);
   assert.deepEqual(skips, ['10.2.0.4:shop/new']);
+  assert.equal(cleanup.warnedReuses, 0, 'a flushed pod\'s reuse warning is not remembered forever (churn would grow the set)');
 });
 
 test('a failing pass is retried with backoff and nothing is lost', async () => {

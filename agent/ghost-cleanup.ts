@@ -66,6 +66,11 @@ export class GhostCleanup {
     this.arm(this.options.windowMs);
   }
 
+  /** Reuse warnings remembered (one per pod and IP until that pod's flush is done): tests. */
+  get warnedReuses(): number {
+    return this.skipped.size;
+  }
+
   get waiting(): number {
     return this.pending.size + this.inFlight.size;
   }
@@ -121,7 +126,10 @@ export class GhostCleanup {
       }
       hooks.passDone?.(report);
       this.retryMs = RETRY_START_MS;
-      for (const p of pods) this.inFlight.delete(p.uid);
+      for (const p of pods) {
+        this.inFlight.delete(p.uid);
+        for (const ip of p.ips) this.skipped.delete(`${p.uid}/${ip}`); // the pod is done: its warnings need no memory
+      }
     } catch (error) {
       for (const p of pods) {
         this.inFlight.delete(p.uid);

@@ -122,6 +122,9 @@ export class IpvsHold {
   private refreshing = false;
   /** Each service's servers in dump order, from the last full scan (see HeldServer.serviceOrder). */
   private orders = new Map<string, string[]>();
+  /** Counts scans and edits: a hold made after a scan began (`heldAt` > the scan's) is newer than the scan. */
+  private seq = 0;
+  private readonly heldAt = new WeakMap<HeldServer, number>();
 
   constructor(private readonly options: IpvsHoldOptions) {}
 
@@ -145,12 +148,59 @@ export class IpvsHold {
    */
   sync(draining: readonly DrainingPod[], servingUids: ReadonlySet<string>): Promise<void> {
     return this.enqueue(async () => {
-      const drainingUids = new Set(draining.map((p) => p.uid));
-      for (const uid of new Set([...this.holds.values()].map((h) => h.podUid))) {
-        if (!drainingUids.has(uid)) await this.releasePod(uid, servingUids.has(uid) ? 'serving' : 'gone');
-      }
+      await this.releaseNotDraining(draining, servingUids);
       await this.holdKnown(draining);
       await this.holdAll(draining);
+    });
+  }
+
+  /**
+   * The interval's full pass without holding up the fast path: the scan of every service (the
+   * expensive part: one netlink dump per service) runs beside the queue, like `refreshIndex`;
+   * only the edits it finds needed are queued, and they are computed from `current()` (the
+   * pods to hold when the edits run, not when the scan began) so a pod released meanwhile is
+   * not held again. A server held after the scan began is trusted (the scan's weight for it is
+   * older than the edit).
+   */
+  async reassert(current: () => { draining: readonly DrainingPod[]; servingUids: ReadonlySet<string> }): Promise<void> {
+    if (current().draining.length === 0) {
+      await this.enqueue(async () => {
+        const now = current();
+        await this.releaseNotDraining(now.draining, now.servingUids);
+      });
+      return;
+    }
+    const scanSeq = ++this.seq;
+    const listed = await this.scan();
+    await this.enqueue(async () => {
+      const now = current();
+      await this.releaseNotDraining(now.draining, now.servingUids);
+      await this.holdKnown(now.draining);
+      await this.holdAll(now.draining, listed, scanSeq);
+    });
+  }
+
+  private async releaseNotDraining(draining: readonly DrainingPod[], servingUids: ReadonlySet<string>): Promise<void> {
+    if (this.holds.size === 0) return;
+    const drainingUids = new Set<string>();
+    for (const p of draining) drainingUids.add(p.uid);
+    const release = new Set<string>();
+    for (const h of this.holds.values()) if (!drainingUids.has(h.podUid)) release.add(h.podUid);
+    for (const uid of release) await this.releasePod(uid, servingUids.has(uid) ? 'serving' : 'gone');
+  }
+
+  /**
+   * A pass proportional to what changed (the agent runs it for each watch event batch that
+   * changed the pods to hold; `sync()` on the interval re-asserts everything): releases pods
+   * no longer draining and edits the indexed servers of newly draining pods to weight 0, with
+   * no scan of the services. Resolves to the number of newly draining pods the index knows no
+   * server of: their servers (if any) are found by the next full pass, which the caller may
+   * run at once.
+   */
+  syncChanged(draining: readonly DrainingPod[], servingUids: ReadonlySet<string>): Promise<number> {
+    return this.enqueue(async () => {
+      await this.releaseNotDraining(draining, servingUids);
+      return this.holdKnown(draining);
     });
   }
 
@@ -196,12 +246,14 @@ export class IpvsHold {
   }
 
   /** Fast path: servers of newly draining pods that the index knows, edited to 0 before any scan. */
-  private async holdKnown(draining: readonly DrainingPod[]): Promise<void> {
+  private async holdKnown(draining: readonly DrainingPod[]): Promise<number> {
     const held = new Set<string>();
     for (const h of this.holds.values()) held.add(h.podUid);
     const zeros: HeldServer[] = [];
+    let unindexed = 0;
     for (const pod of draining) {
       if (held.has(pod.uid)) continue;
+      if (pod.ips.every((ip) => (this.index.get(ip.toLowerCase()) ?? []).length === 0)) unindexed += 1;
       for (const ip of pod.ips) {
         for (const { service, dest } of this.index.get(ip.toLowerCase()) ?? []) {
           if (this.options.skipService?.(service.key) === true) continue;
@@ -209,6 +261,7 @@ export class IpvsHold {
           if (this.holds.has(id)) continue;
           const h = this.newHold(pod, service, dest);
           this.holds.set(id, h);
+          this.heldAt.set(h, ++this.seq);
           // Edited whatever weight the index remembers: the index is a snapshot, and the last
           // one may date from this pod's previous drain (weight 0 then, its original weight
           // again since the release); skipping it would leave the edit to the full scan.
@@ -220,7 +273,7 @@ export class IpvsHold {
         }
       }
     }
-    if (zeros.length === 0) return;
+    if (zeros.length === 0) return unindexed;
     const report = new HoldReport();
     const outcomes = await this.setZeros(zeros.map((h) => ({ held: h, restore: undefined })));
     zeros.forEach((h, i) => {
@@ -228,6 +281,7 @@ export class IpvsHold {
     });
     report.log(this.options.logger);
     this.options.hooks?.changed?.();
+    return unindexed;
   }
 
   private newHold(pod: DrainingPod, service: IpvsService, dest: IpvsDestination): HeldServer {
@@ -238,18 +292,19 @@ export class IpvsHold {
     };
   }
 
-  private enqueue(fn: () => Promise<void>): Promise<void> {
+  private enqueue<R>(fn: () => Promise<R>): Promise<R> {
     const run = this.queue.then(fn);
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async holdAll(draining: readonly DrainingPod[]): Promise<void> {
+  private async holdAll(draining: readonly DrainingPod[], scanned?: Awaited<ReturnType<IpvsHold['scan']>>, scanSeq = Number.POSITIVE_INFINITY): Promise<void> {
     if (draining.length === 0) return; // nothing to hold: no IPVS call at all
     const podOfIp = new Map<string, DrainingPod>();
     for (const pod of draining) for (const ip of pod.ips) podOfIp.set(ip.toLowerCase(), pod);
     const { concurrency = 8 } = this.options;
-    const listed = await this.scan();
+    const listed = scanned ?? await this.scan();
+    const newer = (h: HeldServer): boolean => (this.heldAt.get(h) ?? 0) > scanSeq;
     const services = listed.map((l) => l.service);
     let changed = false;
     const seen = new Set<string>();
@@ -268,7 +323,7 @@ export class IpvsHold {
           this.holds.set(id, h);
           changed = true;
           if (dest.weight !== 0) zeros.push({ held: h, restore: undefined });
-        } else if (dest.weight !== 0) {
+        } else if (dest.weight !== 0 && !newer(held)) {
           zeros.push({ held, restore: 'weight' });
         }
       }
@@ -276,7 +331,7 @@ export class IpvsHold {
     // Held servers of draining pods that the proxy deleted: re-add at the original weight, then 0.
     const present = new Map(services.map((s) => [serviceId(s.key), s]));
     for (const [id, held] of this.holds) {
-      if (seen.has(id) || !podOfIpHas(podOfIp, held)) continue;
+      if (seen.has(id) || !podOfIpHas(podOfIp, held) || newer(held)) continue;
       const service = present.get(serviceId(held.service));
       if (service === undefined) continue; // the whole service is gone: nothing to re-add into
       work.push(() => this.readd(held, service));

@@ -6,6 +6,7 @@
  * line when a pod IP's last held server reaches weight 0 (`weight0`) and for each conntrack
  * flush (`flush`, its addresses). Stops (writing its state file) when stdin closes.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { pino } from 'pino';
 import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
@@ -77,7 +78,17 @@ const poll = setInterval(() => {
   say({ ev: 'ready', t: wallMs(), pods: agent.cache.size });
 }, 5);
 const lines = createInterface({ input: process.stdin });
+// The agent's event-loop delay during the churn: separates the agent's own stalls (GC, work) from waiting for a CPU elsewhere.
+const loop = monitorEventLoopDelay({ resolution: 10 });
 lines.on('line', (line) => {
   if (line.includes('planned')) say({ ev: 'planned', pods: agent.plannedPods });
+  if (line.includes('loop-start')) {
+    loop.reset();
+    loop.enable();
+  }
+  if (line.includes('loop-stop')) {
+    loop.disable();
+    say({ ev: 'loop', p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 });
+  }
 });
 lines.on('close', () => void agent.stop().then(() => process.exit(0)));

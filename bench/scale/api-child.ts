@@ -58,8 +58,12 @@ interface Churn {
 function drainCall(port: number, i: number): void {
   const started = wallMs();
   const req = request({ host: '127.0.0.1', port, path: `/v1/drain/drain-${podName(i)}`, method: 'GET', timeout: 120_000 }, (res) => {
-    res.resume();
-    res.on('end', () => say({ ev: 'call', i, status: res.statusCode, ms: wallMs() - started }));
+    let body = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      if (body.length < 300) body += chunk;
+    });
+    res.on('end', () => say({ ev: 'call', i, status: res.statusCode, ms: wallMs() - started, ...(res.statusCode === 200 ? {} : { body: body.slice(0, 300) }) }));
   });
   req.on('error', (error) => say({ ev: 'call', i, status: 0, error: error.message }));
   req.end();

@@ -114,6 +114,7 @@ interface Result {
   notFlushed: number;
   calls: Record<string, number>;
   listStats: unknown;
+  loop: Line;
 }
 
 async function runOne(pods: number, dir: string, main: string): Promise<Result> {
@@ -135,8 +136,11 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     const settledMb = procStatus(pid, 'VmRSS');
     const cpu0 = cpuSeconds(pid);
     const t0 = wallMs();
+    agent.send({ cmd: 'loop-start' });
     api.send({ cmd: 'churn', rate: RATE, rollout: Math.min(ROLLOUT, pods - flips), flipEvery: FLIP_EVERY, graceSeconds: GRACE_S, drainPort: ports.drainPort });
     const done = await api.waitFor('churn-done', 3_600_000);
+    agent.send({ cmd: 'loop-stop' });
+    const loop = await agent.waitFor('loop', 10_000);
     const cpuPct = ((cpuSeconds(pid) - cpu0) / ((wallMs() - t0) / 1000)) * 100;
     await new Promise((r) => setTimeout(r, 5000));
     const afterChurnMb = procStatus(pid, 'VmRSS');
@@ -149,13 +153,16 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     const flushLocal: number[] = [];
     const flushAll: number[] = [];
     let notHeld = 0;
+    const notHeldIps: string[] = [];
     let notFlushed = 0;
     for (const l of api.lines) {
       const t = l.t as number;
       if (l.ev === 'drain') {
         const at = (zeros.get(l.ip as string) ?? []).find((z) => z >= t);
-        if (at === undefined) notHeld += 1;
-        else weight0.push(at - t);
+        if (at === undefined) {
+          notHeld += 1;
+          if (notHeldIps.length < 20) notHeldIps.push(`${l.ip as string}${l.local === true ? ' (local)' : ''}${zeros.has(l.ip as string) ? ` (weight 0 at ${(zeros.get(l.ip as string) ?? []).map((z) => (z - t).toFixed(0)).join(',')} ms)` : ''}`);
+        } else weight0.push(at - t);
       } else if (l.ev === 'gone') {
         const at = flushes.find((f) => (f.t as number) >= t && (f.addresses as string[]).includes(l.ip as string));
         if (at === undefined) notFlushed += 1;
@@ -167,7 +174,9 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     }
     const calls: Record<string, number> = {};
     for (const l of api.lines) if (l.ev === 'call') calls[String(l.status)] = (calls[String(l.status)] ?? 0) + 1;
-    return { pods, firstListS, firstListPeakMb, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats };
+    if (notHeldIps.length > 0) console.log(`  ${pods} pods: drains not held (first 20): ${notHeldIps.join('; ')}`);
+    for (const l of api.lines) if (l.ev === 'call' && l.status !== 200) console.log(`  ${pods} pods: preStop call ${JSON.stringify(l)}`);
+    return { pods, firstListS, firstListPeakMb, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats, loop };
   } finally {
     await agent?.end();
     await api.end();
@@ -194,6 +203,7 @@ try {
   row('RSS settled after the churn, MB', (r) => r.afterChurnMb.toFixed(1));
   row('churn: pod events, seconds', (r) => `${r.churnEvents} in ${r.churnS.toFixed(0)}`);
   row('agent CPU during the churn, % of a core', (r) => r.cpuPct.toFixed(1));
+  row('agent event-loop delay: p50, p99, max ms', (r) => [r.loop.p50, r.loop.p99, r.loop.max].map((v) => (v as number).toFixed(0)).join(', '));
   row('event -> weight 0: n, p50, p99 ms', (r) => `${r.weight0.length}, ${quantile(r.weight0, 0.5).toFixed(1)}, ${quantile(r.weight0, 0.99).toFixed(1)}`);
   row('gone -> flushed, this node: n, p50, p99 ms', (r) => `${r.flushLocal.length}, ${quantile(r.flushLocal, 0.5).toFixed(0)}, ${quantile(r.flushLocal, 0.99).toFixed(0)}`);
   row('gone -> flushed, all: n, p50, p99 ms', (r) => `${r.flushAll.length}, ${quantile(r.flushAll, 0.5).toFixed(0)}, ${quantile(r.flushAll, 0.99).toFixed(0)}`);
