@@ -16,12 +16,6 @@ const COMPONENTS_SIT_UNDER_CLI = {
   message: 'cli/ is the top layer: a component throws typed errors and exports functions; CliExit and option wiring stay in cli/.',
 };
 
-/**
- * Known violations of COMPONENTS_SIT_UNDER_CLI, allowed until the commands move to cli/commands/
- * (issue 18, item 1): each imports cli/exit.ts (CliExit) and/or cli/options.ts (addConfigOptions).
- */
-const CLI_IMPORT_ALLOWLIST = { webhook: ['webhook/commands.ts'], agent: ['agent/commands.ts', 'agent/flowpin/cleanup-command.ts'] };
-
 const WEBHOOK_STAYS_PLAIN = {
   group: ['**/native/**', 'netlink-native', 'netlink-native/*', '**/agent/**'],
   message: 'The webhook image has no compiler and no native addon.',
@@ -84,16 +78,6 @@ export default tseslint.config(
     files: ['agent/**/*.ts', 'native/lib/**/*.ts'],
     ignores: TEST_FILES,
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI] }] },
-  },
-  // Temporary: these command modules still import cli/exit.ts and cli/options.ts; they move
-  // into cli/commands/ (issue 18, item 1), and then these two blocks go.
-  {
-    files: CLI_IMPORT_ALLOWLIST.webhook,
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [WEBHOOK_STAYS_PLAIN, SHIPS_NO_TEST_CODE] }] },
-  },
-  {
-    files: CLI_IMPORT_ALLOWLIST.agent,
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SHIPS_NO_TEST_CODE] }] },
   },
   {
     files: ['cli/**/*.ts'],

@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
-import { diagnose, hasProblem, type Finding } from '../src/doctor/index.js';
-import { CliExit } from './exit.js';
-import { gatherReadings } from './doctor-readings.js';
-import { currentNetns, rerunInNetns } from './netns-reexec.js';
+import { diagnose, hasProblem, type Finding } from '../../src/doctor/index.js';
+import { CliExit } from '../exit.js';
+import { gatherReadings } from '../doctor-readings.js';
+import { currentNetns, rerunInNetns } from '../netns-reexec.js';
 
 interface DoctorFlags {
   netns?: string;
@@ -33,7 +33,7 @@ Checks (one line each: value, problem or not, why):
 Exit code: 0 no problem found, 1 at least one problem, 2 the doctor could not run.`;
 
 /** `conndrain doctor`: a node's conntrack and IPVS settings, the agent, and ghost entries, judged. */
-export function registerDoctorCommands(program: Command): void {
+export function registerDoctorCommand(program: Command): void {
   program
     .command('doctor')
     .description('Checks a node for what breaks drains and leaves ghost connections: conntrack fill and drops, timeouts, IPVS sysctls, the agent, stale entries.')

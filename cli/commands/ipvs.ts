@@ -5,7 +5,7 @@
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
 import type { IpvsDestination, IpvsDestinationKey, IpvsService, IpvsServiceKey, NetlinkError } from 'netlink-native/types';
 import { formatDestinationKey, formatServiceKey, parseDestinationKey, parseServiceKey } from 'netlink-native';
-import { CliExit } from './exit.js';
+import { CliExit } from '../exit.js';
 
 type NativeModule = typeof import('netlink-native');
 type Netlink = import('netlink-native').NativeNetlink;
