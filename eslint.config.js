@@ -17,12 +17,6 @@ const COMPONENTS_SIT_UNDER_CLI = {
 };
 
 /**
- * Known violations of COMPONENTS_SIT_UNDER_CLI, allowed until the commands move to cli/commands/
- * (issue 18, item 1): each imports cli/exit.ts (CliExit) and/or cli/options.ts (addConfigOptions).
- */
-const CLI_IMPORT_ALLOWLIST = { webhook: ['webhook/commands.ts'], agent: ['agent/commands.ts', 'agent/flowpin/cleanup-command.ts'] };
-
-/**
  * kube/ is the shared Kubernetes access (connection, requests, lists, list/watch, clock) that
  * the agent, the janitor and the CLI's `stale`/`doctor` use: it sits under all of them.
  */
@@ -103,16 +97,6 @@ export default tseslint.config(
     files: ['agent/**/*.ts', 'native/lib/**/*.ts'],
     ignores: TEST_FILES,
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI] }] },
-  },
-  // Temporary: these command modules still import cli/exit.ts and cli/options.ts; they move
-  // into cli/commands/ (issue 18, item 1), and then these two blocks go.
-  {
-    files: CLI_IMPORT_ALLOWLIST.webhook,
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [WEBHOOK_STAYS_PLAIN, SHIPS_NO_TEST_CODE] }] },
-  },
-  {
-    files: CLI_IMPORT_ALLOWLIST.agent,
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SHIPS_NO_TEST_CODE] }] },
   },
   {
     files: ['cli/**/*.ts'],

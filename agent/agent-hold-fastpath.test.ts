@@ -20,7 +20,7 @@ import { memoryNetlink } from '../bench/agent/stand-ins.js';
 import { Agent } from './agent.js';
 import { AgentMetrics } from './metrics.js';
 import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
-import { loadKubeConnection } from './kube/load.js';
+import { loadKubeConnection } from '../kube/load.js';
 
 const server = new FakeApiServer();
 let dir = '';

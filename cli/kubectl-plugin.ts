@@ -9,9 +9,10 @@
  * agent) and the lab are not part of the plugin.
  */
 import { Command } from 'commander';
-import { registerWebhookCommands } from '../webhook/commands.js';
-import { registerDoctorCommands } from './doctor-commands.js';
-import { addStaleCommand } from './stale-command.js';
+import { registerDoctorCommand } from './commands/doctor.js';
+import { registerInjectCommand } from './commands/inject.js';
+import { registerReviewCommand } from './commands/review.js';
+import { addStaleCommand } from './commands/stale.js';
 import { applyUsageErrorRule } from './usage-error.js';
 
 export const PLUGIN_COMMANDS = ['inject', 'review', 'stale', 'doctor'] as const;
@@ -20,11 +21,9 @@ export function buildPluginProgram(): Command {
   const program = new Command('kubectl conndrain')
     .description('conndrain for operators: preview and check drain-hook injection, find ghost conntrack entries, check a node. Installed on PATH as kubectl-conndrain by `npm install -g` of the conndrain package (docs/install.md).')
     .version('0.1.0');
-  // The webhook's commands include the server itself, which does not belong in a plugin.
-  const webhookCommands = new Command();
-  registerWebhookCommands(webhookCommands);
-  for (const command of webhookCommands.commands) if (command.name() === 'inject' || command.name() === 'review') program.addCommand(command);
+  registerInjectCommand(program);
+  registerReviewCommand(program);
   addStaleCommand(program);
-  registerDoctorCommands(program);
+  registerDoctorCommand(program);
   return applyUsageErrorRule(program);
 }

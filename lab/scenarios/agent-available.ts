@@ -1,9 +1,9 @@
 import { Command } from 'commander';
-import { registerAgentCommands } from '../../agent/commands.js';
+import { registerAgentCommand } from '../../cli/commands/agent.js';
 
 /** True once `conndrain agent` is registered (the lab's "with conndrain" runs need the real agent). */
 export function isAgentCommandAvailable(): boolean {
   const program = new Command('conndrain');
-  registerAgentCommands(program);
+  registerAgentCommand(program);
   return program.commands.some((command) => command.name() === 'agent');
 }

@@ -1,9 +1,9 @@
 import { Command } from 'commander';
-import { registerWebhookCommands } from '../../webhook/commands.js';
+import { registerInjectCommand } from '../../cli/commands/inject.js';
 
 /** True once `conndrain inject` is registered (the demo shows the webhook's injection with it). */
 export function isInjectCommandAvailable(): boolean {
   const program = new Command('conndrain');
-  registerWebhookCommands(program);
+  registerInjectCommand(program);
   return program.commands.some((command) => command.name() === 'inject');
 }

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { Command } from 'commander';
 import { describeIpvsContract } from './ipvs-contract.js';
-import { registerIpvsCommands } from '../../cli/ipvs-commands.js';
+import { registerIpvsCommands } from '../../cli/commands/ipvs.js';
 import { CliExit } from '../../cli/exit.js';
 import { openNetlink, type NativeNetlink } from 'netlink-native';
 import type { IpvsDestinationKey, IpvsServiceKey } from 'netlink-native/types';

@@ -4,10 +4,30 @@
  */
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
 import type { IpvsDestination, IpvsDestinationKey, IpvsService, IpvsServiceKey, NetlinkError } from 'netlink-native/types';
-import { formatDestinationKey, formatServiceKey, parseDestinationKey, parseServiceKey } from 'netlink-native';
-import { CliExit } from './exit.js';
+import { CliExit } from '../exit.js';
 
 type NativeModule = typeof import('netlink-native');
+
+/**
+ * netlink-native's key parsers and formatters, loaded by the `ipvs` command's preSubcommand
+ * hook (so `conndrain --help` and the other commands do not load the package) before
+ * `list`/`weight` parse their arguments.
+ */
+let keys: Pick<NativeModule, 'formatDestinationKey' | 'formatServiceKey' | 'parseDestinationKey' | 'parseServiceKey'> | undefined;
+
+function loadedKeys(): NonNullable<typeof keys> {
+  if (keys === undefined) throw new Error('internal: netlink-native not loaded before the ipvs subcommand');
+  return keys;
+}
+
+export async function loadIpvsKeys(): Promise<void> {
+  keys ??= await import('netlink-native');
+}
+
+const formatServiceKey = (key: IpvsServiceKey): string => loadedKeys().formatServiceKey(key);
+const formatDestinationKey = (key: IpvsDestinationKey): string => loadedKeys().formatDestinationKey(key);
+const parseServiceKey = (text: string): IpvsServiceKey | undefined => loadedKeys().parseServiceKey(text);
+const parseDestinationKey = (text: string): IpvsDestinationKey | undefined => loadedKeys().parseDestinationKey(text);
 type Netlink = import('netlink-native').NativeNetlink;
 
 export interface ServiceWithDestinations extends IpvsService {
@@ -114,7 +134,8 @@ async function runWeight(service: IpvsServiceKey, dest: IpvsDestinationKey, weig
 export function registerIpvsCommands(program: Command, print: Print = printToStdout): void {
   const ipvs = program
     .command('ipvs')
-    .description("the node's IPVS virtual services and real servers (generic netlink, no ipvsadm)");
+    .description("the node's IPVS virtual services and real servers (generic netlink, no ipvsadm)")
+    .hook('preSubcommand', loadIpvsKeys);
 
   ipvs
     .command('list')

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import { AGENT_OPTIONS, loadAgentCleanupConfig, loadAgentConfig, type AgentConfig } from '../src/config/agent.js';
-import { createLogger } from '../src/logging.js';
-import { addConfigOptions } from '../cli/options.js';
-import { CliExit } from '../cli/exit.js';
+import { AGENT_OPTIONS, loadAgentCleanupConfig, loadAgentConfig, type AgentConfig } from '../../src/config/agent.js';
+import { CliExit } from '../exit.js';
+import { addConfigOptions } from '../options.js';
 
 /**
  * `conndrain agent`: the node agent (DaemonSet, hostNetwork). Configuration comes only from
@@ -11,19 +10,17 @@ import { CliExit } from '../cli/exit.js';
  * the listeners close (a second agent on the same ports takes new calls), held drain calls are
  * answered as their drains end, then it exits with holds kept in place (docs/handover.md).
  */
-export function registerAgentCommands(program: Command): void {
+export function registerAgentCommand(program: Command): void {
   const command = program
     .command('agent')
     .description('Run the node agent: drain API for preStop hooks, cluster-wide IPVS hold of draining pods, ghost conntrack cleanup');
   addConfigOptions(command, AGENT_OPTIONS);
   command.action(async (flags: Record<string, unknown>) => {
-    // eslint-disable-next-line no-restricted-properties -- a command entry point: the environment goes straight into the one config loader
     const cleanup = loadAgentCleanupConfig({ flags, env: process.env });
     if (cleanup.ok && cleanup.value.cleanup) {
-      const { runFlowpinCleanup } = await import('./flowpin/cleanup-command.js');
+      const { runFlowpinCleanup } = await import('./agent-cleanup.js');
       await runFlowpinCleanup(cleanup.value);
     }
-    // eslint-disable-next-line no-restricted-properties -- a command entry point: the environment goes straight into the one config loader
     const loaded = loadAgentConfig({ flags, env: process.env });
     if (!loaded.ok) throw new CliExit(2, `conndrain agent: invalid configuration:\n${loaded.error.map((p) => `  - ${p}`).join('\n')}`);
     await runAgent(loaded.value);
@@ -31,8 +28,9 @@ export function registerAgentCommands(program: Command): void {
 }
 
 async function runAgent(config: AgentConfig): Promise<void> {
+  const { createLogger } = await import('../../src/logging.js');
   const logger = createLogger({ level: config.logLevel, component: 'agent' });
-  const { loadKubeConnection } = await import('../kube/load.js');
+  const { loadKubeConnection } = await import('../../kube/load.js');
   const source = { kubeconfig: config.kubeconfig, serviceHost: config.kubernetesServiceHost, servicePort: config.kubernetesServicePort };
   let kube;
   try {
@@ -47,7 +45,7 @@ async function runAgent(config: AgentConfig): Promise<void> {
   } catch (error) {
     throw new CliExit(1, `conndrain agent: cannot open netlink (the agent needs the netlink-native addon and NET_ADMIN): ${(error as Error).message}`);
   }
-  const { Agent } = await import('./agent.js');
+  const { Agent } = await import('../../agent/agent.js');
   const { listenReusePort } = await import('netlink-native');
   const agent = new Agent({ config, logger, netlink, kube, listenSocket: (host, port) => listenReusePort(host, port) });
   const stopped = new Promise<string>((resolve) => {

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Command } from 'commander';
-import { formatService, registerIpvsCommands } from './ipvs-commands.js';
+import { formatService, loadIpvsKeys, registerIpvsCommands } from './ipvs.js';
+
+await loadIpvsKeys();
 
 test('ipvs list: text output names the service, scheduler, flags and each real server with its forwarding', () => {
   const text = formatService({

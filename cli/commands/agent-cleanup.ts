@@ -1,13 +1,13 @@
 /**
- * The body of `conndrain agent --cleanup` (agent/commands.ts branches here): opens netlink and
+ * The body of `conndrain agent --cleanup` (cli/commands/agent.ts branches here): opens netlink and
  * nft on this node, removes every conndrain nftables table and twin IPVS service, prints what
  * it did, and ends the process through CliExit (0: done; 1: something could not be removed).
  */
-import { CliExit } from '../../cli/exit.js';
-import { createLogger } from '../../src/logging.js';
+import { cleanupFlowpin } from '../../agent/flowpin/cleanup.js';
+import { createNft } from '../../agent/flowpin/nft.js';
 import { formatMark, type FwmarkRange } from '../../src/flowpin/fwmark-range.js';
-import { cleanupFlowpin } from './cleanup.js';
-import { createNft } from './nft.js';
+import { createLogger } from '../../src/logging.js';
+import { CliExit } from '../exit.js';
 
 export async function runFlowpinCleanup(config: { fwmarkRange: FwmarkRange; logLevel: string }): Promise<never> {
   const logger = createLogger({ level: config.logLevel, component: 'agent-cleanup' });

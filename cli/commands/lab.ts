@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliExit } from './exit.js';
+import { CliExit } from '../exit.js';
 
 const SCENARIO_NAMES = ['ghost', 'maglev-drift', 'dsr-node-loss'];
 
@@ -27,7 +27,7 @@ export interface LabEntry {
  * The lab's entry, resolved at run time on purpose: a specifier tsc cannot follow keeps lab/
  * (and the test/ helpers it uses) out of the compiled CLI and out of the images.
  */
-const LAB_ENTRY: string = '../lab/entry.js';
+const LAB_ENTRY: string = '../../lab/entry.js';
 
 function progress(message: string): void {
   process.stderr.write(`[lab ${new Date().toISOString().slice(11, 19)}] ${message}\n`);

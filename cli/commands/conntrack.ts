@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { ConntrackEntry, ConntrackEntryRef, ConntrackMatch, ConntrackProtocol, ConntrackStats, ConntrackTuple, DeleteConntrackResult, NetlinkError } from 'netlink-native/types';
-import { CliExit } from './exit.js';
-import { addStaleCommand } from './stale-command.js';
+import { CliExit } from '../exit.js';
+import { addStaleCommand } from './stale.js';
 
 const MATCH_MODES: readonly ConntrackMatch[] = ['origSrc', 'origDst', 'replySrc', 'replyDst'];
 const PROTOCOLS: readonly ConntrackProtocol[] = ['tcp', 'udp', 'sctp', 'ipip', 'ipv6', 'icmp', 'icmpv6', 'udplite', 'dccp', 'gre'];

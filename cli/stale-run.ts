@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+/** The body of `conndrain conntrack stale` (cli/commands/stale.ts loads it in its action). */
 import { excludePodIps, formatEndpoint, groupByService, OwnershipIndex, planDeletion, type StaleGroup } from '../src/stale/index.js';
 import type { DeleteCountsByProtocol } from 'netlink-native/types';
 import { CliExit } from './exit.js';
@@ -6,7 +6,7 @@ import { openConntrack, type ConntrackHandle } from './native-conntrack.js';
 import { loadInventory, type StaleInventory } from './stale-inventory.js';
 import { scanStale, summarizeStale, type StaleScan } from './stale-scan.js';
 
-interface StaleFlags {
+export interface StaleFlags {
   netns?: string;
   endpoints?: string;
   kubeconfig?: string;
@@ -15,41 +15,7 @@ interface StaleFlags {
   json?: boolean;
 }
 
-const JSON_SHAPE = `
---json prints one object:
-  { "netns": string|null, "source": string, "scanned": number, "listMs": number, "classifyMs": number,
-    "counts": { "not-nat": n, "owned": n, "pod-ip": n, "stale": n },
-    "byProtocol": { "<protocol>": n },
-    "groups": [ { "service": { "protocol", "address", "port" }, "serviceName": string|null,
-                  "entries": [ { "protocol", "family", "zone", "state", "timeout",
-                                 "client": { "address", "port" }, "target": { "address", "port" } } ] } ],
-    "delete": null | { "requested": n, "deleted": n, "alreadyGone": n, "failed": n,
-                       "byProtocol": { "<protocol>": { "deleted", "alreadyGone", "failed" } },
-                       "remaining": n } }
-"listMs" is the scan call (one dump pass, filtered in C); "classifyMs" the JavaScript time spent on the
-candidates, most of it during the dump pass (they come over in batches while it runs), plus grouping.
---delete deletes exactly the stale entries listed: each by its original tuple, zone and the kernel's
-entry id (a newer flow reusing a tuple is left alone and counted as already gone).
-Exit code: 0 done (stale entries found or not), 1 a delete failed or left a covered entry, 2 bad input.`;
-
-/** Adds `conndrain conntrack stale` to the `conntrack` command. */
-export function addStaleCommand(conntrack: Command): Command {
-  return conntrack
-    .command('stale')
-    .description('NAT\'ed conntrack entries whose DNAT target (reply source address:port) no endpoint owns and no live pod holds: ghost connections, grouped by service. Dry run unless --delete.')
-    .addOption(new Option('--netns <name>', 'network namespace (under /var/run/netns) to scan; this one when absent'))
-    .addOption(new Option('--endpoints <file>', 'EndpointSlices (and optionally Pods) from a file: JSON or YAML, e.g. `kubectl get endpointslices,pods -A -o yaml`').conflicts('kubeconfig'))
-    .addOption(new Option('--kubeconfig <file>', 'read EndpointSlices from the API server (in-cluster when neither flag is given and it runs in a pod)'))
-    .addOption(new Option('--node-name <name>', 'this node\'s name: its pods\' IPs are never stale (hostPort DNAT); default $NODE_NAME'))
-    .addOption(new Option('--delete', 'delete exactly the stale entries (by original tuple, zone and entry id)'))
-    .addOption(new Option('--json', 'machine-readable output'))
-    .addHelpText('after', JSON_SHAPE)
-    .action(async (flags: StaleFlags) => {
-      await runStale(flags);
-    });
-}
-
-async function runStale(flags: StaleFlags): Promise<void> {
+export async function runStale(flags: StaleFlags): Promise<void> {
   let inventory: StaleInventory;
   try {
     const env = process.env;

@@ -1,16 +1,5 @@
 import { Option, type Command } from 'commander';
-import { diagnose, hasProblem, type Finding } from '../src/doctor/index.js';
-import { CliExit } from './exit.js';
-import { gatherReadings } from './doctor-readings.js';
-import { currentNetns, rerunInNetns } from './netns-reexec.js';
-
-interface DoctorFlags {
-  netns?: string;
-  json?: boolean;
-  agentUrl?: string;
-  agent?: boolean;
-  endpoints?: string;
-}
+import type { DoctorFlags } from '../doctor-run.js';
 
 const DEFAULT_AGENT_URL = 'http://127.0.0.1:9902';
 
@@ -33,7 +22,7 @@ Checks (one line each: value, problem or not, why):
 Exit code: 0 no problem found, 1 at least one problem, 2 the doctor could not run.`;
 
 /** `conndrain doctor`: a node's conntrack and IPVS settings, the agent, and ghost entries, judged. */
-export function registerDoctorCommands(program: Command): void {
+export function registerDoctorCommand(program: Command): void {
   program
     .command('doctor')
     .description('Checks a node for what breaks drains and leaves ghost connections: conntrack fill and drops, timeouts, IPVS sysctls, the agent, stale entries.')
@@ -44,31 +33,7 @@ export function registerDoctorCommands(program: Command): void {
     .addOption(new Option('--endpoints <file>', 'EndpointSlices (and Pods) file, to count stale entries (see `conntrack stale`)'))
     .addHelpText('after', HELP)
     .action(async (flags: DoctorFlags) => {
-      if (flags.netns !== undefined && currentNetns() === undefined) {
-        let code: number;
-        try {
-          code = await rerunInNetns(flags.netns);
-        } catch (error) {
-          throw new CliExit(2, `conndrain doctor: cannot enter netns ${flags.netns}: ${error instanceof Error ? error.message : String(error)}`);
-        }
-        throw new CliExit(code);
-      }
-      const readings = await gatherReadings({ agentUrl: flags.agent === false ? undefined : flags.agentUrl, endpoints: flags.endpoints });
-      const findings = diagnose(readings);
-      const netns = currentNetns() ?? null;
-      if (flags.json === true) {
-        process.stdout.write(`${JSON.stringify({ netns, problems: findings.filter((f) => f.problem).length, findings }, null, 2)}\n`);
-      } else {
-        process.stdout.write(formatFindings(findings, netns));
-      }
-      if (hasProblem(findings)) throw new CliExit(1);
+      const { runDoctor } = await import('../doctor-run.js');
+      await runDoctor(flags);
     });
-}
-
-function formatFindings(findings: readonly Finding[], netns: string | null): string {
-  const width = Math.max(...findings.map((f) => f.check.length));
-  const lines = findings.map((f) => `${f.problem ? 'PROBLEM' : 'ok     '}  ${f.check.padEnd(width)}  ${f.value === null ? '?' : String(f.value)}\n         ${f.why}`);
-  const problems = findings.filter((f) => f.problem).length;
-  const where = netns === null ? 'this node' : `netns ${netns}`;
-  return `conndrain doctor: ${where}\n${lines.join('\n')}\n${problems === 0 ? 'no problem found' : `${problems} problem(s) found`}\n`;
 }
