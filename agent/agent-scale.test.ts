@@ -5,47 +5,21 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
+import { readFileSync } from 'node:fs';
 import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
-import { loadAgentConfig } from '../src/config/agent.js';
-import { FakeApiServer } from '../test/apiserver/server.js';
 import { managedPod, markDeleting, setReady } from '../test/apiserver/pods.js';
-import { memoryNetlink } from '../bench/agent/stand-ins.js';
-import { Agent } from './agent.js';
+import { AgentRig, memoryNetlink, until } from '../test/agent/agent-rig.js';
 import type { AgentState } from './state-file.js';
-import { AgentMetrics } from './metrics.js';
-import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
-import { loadKubeConnection } from '../kube/load.js';
 
-const server = new FakeApiServer();
-let dir = '';
-before(async () => {
-  await server.start();
-  dir = mkdtempSync(join(tmpdir(), 'cd-agent-scale-'));
-  server.writeKubeconfig(join(dir, 'kubeconfig'));
-});
-after(async () => {
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const rig = new AgentRig('cd-agent-scale');
+const server = rig.server;
+before(() => rig.start());
+after(() => rig.stop());
 
 test('an event re-plans only its pod; grace ends by timer; the state file holds only what must resume', async () => {
   const PODS = 500;
   for (let i = 0; i < PODS; i++) server.putPod(managedPod({ name: `p${i}`, nodeName: `node-${i % 7}`, ips: [`10.50.${i >> 8}.${i & 255}`] }));
-  const stateFile = join(dir, 'state.json');
-  const config = loadAgentConfig({ flags: { nodeName: 'node-0', kubeconfig: join(dir, 'kubeconfig'), drainPort: '1', metricsPort: '1', stateFile, holdInterval: '50ms', flushWindow: '20ms', goneSlack: '0s', logLevel: 'silent' }, env: {} });
-  assert.ok(config.ok);
+  const stateFile = rig.path('state.json');
   const netlink = memoryNetlink(new MemoryConntrack(), new MemoryIpvs());
   const flushed: string[] = [];
   const deleteConntrack = netlink.deleteConntrack.bind(netlink);
@@ -53,14 +27,7 @@ test('an event re-plans only its pod; grace ends by timer; the state file holds 
     flushed.push(...o.addresses);
     return deleteConntrack(o);
   };
-  const agent = new Agent({
-    config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', ipvsHold: false, conntrackEvents: false },
-    logger: pino({ level: 'silent' }),
-    netlink,
-    kube: await loadKubeConnection({ kubeconfig: join(dir, 'kubeconfig') }),
-    flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
-    metrics: new AgentMetrics({ defaultMetrics: false }),
-  });
+  const agent = await rig.makeAgent('node-0', netlink, { stateFile, config: { ipvsHold: false, conntrackEvents: false } });
   await agent.start();
   try {
     await until('ready', () => agent.readiness().ready);

@@ -6,53 +6,21 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
 import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
-import type { ConntrackApi, IpvsApi } from 'netlink-native/types';
-import { loadAgentConfig } from '../src/config/agent.js';
-import { FakeApiServer } from '../test/apiserver/server.js';
 import { managedPod, markDeleting } from '../test/apiserver/pods.js';
+import { AgentRig, memoryNetlink } from '../test/agent/agent-rig.js';
 import { Agent } from './agent.js';
 import type { DatapathProbeOptions } from './flow-visibility-probe.js';
-import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
-import { loadKubeConnection } from '../kube/load.js';
-import { AgentMetrics } from './metrics.js';
 
-const server = new FakeApiServer();
-let dir = '';
-before(async () => {
-  await server.start();
-  dir = mkdtempSync(join(tmpdir(), 'cd-agent-start-'));
-  server.writeKubeconfig(join(dir, 'kubeconfig'));
-});
-after(async () => {
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const rig = new AgentRig('cd-agent-start');
+const server = rig.server;
+before(() => rig.start());
+after(() => rig.stop());
 
-function netlink(ct: MemoryConntrack, ipvs: MemoryIpvs): ConntrackApi & IpvsApi {
-  return {
-    deleteConntrack: (o) => ct.deleteConntrack(o), deleteConntrackEntries: (e) => ct.deleteConntrackEntries(e), listConntrack: (o) => ct.listConntrack(o), scanDnatEntries: (o) => ct.scanDnatEntries(o), conntrackStats: () => ct.conntrackStats(),
-    listServices: () => ipvs.listServices(), listDestinations: (s) => ipvs.listDestinations(s), setDestinationWeight: (s, d, w) => ipvs.setDestinationWeight(s, d, w), setDestinationWeights: (e) => ipvs.setDestinationWeights(e),
-    addDestination: (s, d) => ipvs.addDestination(s, d), deleteDestination: (s, d) => ipvs.deleteDestination(s, d), addService: (s) => ipvs.addService(s), deleteService: (s) => ipvs.deleteService(s),
-  };
-}
-
-async function makeAgent(node: string, flags: Record<string, string> = {}, datapathProbe?: DatapathProbeOptions): Promise<Agent> {
-  const config = loadAgentConfig({
-    flags: { nodeName: node, kubeconfig: join(dir, 'kubeconfig'), drainPort: '1', metricsPort: '1', stateFile: join(dir, `${node}.json`), holdInterval: '50ms', flushWindow: '20ms', goneSlack: '0s', flowPollInterval: '50ms', logLevel: 'silent', ...flags },
-    env: {},
-  });
-  assert.ok(config.ok, config.ok ? '' : config.error.join('; '));
-  const kube = await loadKubeConnection({ kubeconfig: join(dir, 'kubeconfig') });
-  return new Agent({
-    config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1' },
-    logger: pino({ level: 'silent' }), netlink: netlink(new MemoryConntrack(), new MemoryIpvs()), kube, flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
-    metrics: new AgentMetrics({ defaultMetrics: false }),
-    datapathProbe: datapathProbe ?? { listLinks: () => Promise.resolve(['lo', 'eth0']), listBpfPins: () => Promise.resolve([]) },
+function makeAgent(node: string, flags: Record<string, string> = {}, datapathProbe?: DatapathProbeOptions): Promise<Agent> {
+  return rig.makeAgent(node, memoryNetlink(new MemoryConntrack(), new MemoryIpvs()), {
+    flags: { flowPollInterval: '50ms', ...flags },
+    deps: { datapathProbe: datapathProbe ?? { listLinks: () => Promise.resolve(['lo', 'eth0']), listBpfPins: () => Promise.resolve([]) } },
   });
 }
 

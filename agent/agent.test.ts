@@ -4,61 +4,23 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
+import { readFileSync } from 'node:fs';
 import { MemoryConntrack } from 'netlink-native/memory';
 import { MemoryIpvs } from 'netlink-native/memory';
-import type { ConntrackApi, ConntrackEventsApi, IpvsApi, IpvsServiceKey } from 'netlink-native/types';
-import { loadAgentConfig } from '../src/config/agent.js';
-import { FakeApiServer } from '../test/apiserver/server.js';
+import type { IpvsServiceKey } from 'netlink-native/types';
 import { managedPod, markDeleting, setReady } from '../test/apiserver/pods.js';
+import { AgentRig, memoryNetlinkWithEvents, until } from '../test/agent/agent-rig.js';
 import { Agent } from './agent.js';
-import { AgentMetrics } from './metrics.js';
-import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
-import { loadKubeConnection } from '../kube/load.js';
 
-const server = new FakeApiServer();
-let dir = '';
-before(async () => {
-  await server.start();
-  dir = mkdtempSync(join(tmpdir(), 'cd-agent-'));
-  server.writeKubeconfig(join(dir, 'kubeconfig'));
-});
-after(async () => {
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function netlink(ct: MemoryConntrack, ipvs: MemoryIpvs): ConntrackApi & IpvsApi & ConntrackEventsApi {
-  return {
-    openConntrackEvents: (o) => ct.openConntrackEvents(o),
-    deleteConntrack: (o) => ct.deleteConntrack(o), deleteConntrackEntries: (e) => ct.deleteConntrackEntries(e), listConntrack: (o) => ct.listConntrack(o), scanDnatEntries: (o) => ct.scanDnatEntries(o), conntrackStats: () => ct.conntrackStats(),
-    listServices: () => ipvs.listServices(), listDestinations: (s) => ipvs.listDestinations(s), setDestinationWeight: (s, d, w) => ipvs.setDestinationWeight(s, d, w), setDestinationWeights: (e) => ipvs.setDestinationWeights(e),
-    addDestination: (s, d) => ipvs.addDestination(s, d), deleteDestination: (s, d) => ipvs.deleteDestination(s, d), addService: (s) => ipvs.addService(s), deleteService: (s) => ipvs.deleteService(s),
-  };
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const rig = new AgentRig('cd-agent');
+const server = rig.server;
+before(() => rig.start());
+after(() => rig.stop());
 
 const SVC: IpvsServiceKey = { family: 4, protocol: 'tcp', address: '10.96.0.10', port: 80 };
 
-async function makeAgent(node: string, ct: MemoryConntrack, ipvs: MemoryIpvs): Promise<Agent> {
-  const config = loadAgentConfig({
-    flags: { nodeName: node, kubeconfig: join(dir, 'kubeconfig'), drainPort: '1', metricsPort: '1', stateFile: join(dir, `${node}.json`), holdInterval: '50ms', flushWindow: '20ms', goneSlack: '0s', logLevel: 'silent' },
-    env: {},
-  });
-  assert.ok(config.ok);
-  const kube = await loadKubeConnection({ kubeconfig: join(dir, 'kubeconfig') });
-  // Ports 0: let the OS choose (the CLI requires 1..65535; the Agent itself accepts any).
-  return new Agent({ config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1' }, logger: pino({ level: 'silent' }), netlink: netlink(ct, ipvs), kube, flowTimeouts: DEFAULT_FLOW_TIMEOUTS, metrics: new AgentMetrics({ defaultMetrics: false }) });
+function makeAgent(node: string, ct: MemoryConntrack, ipvs: MemoryIpvs): Promise<Agent> {
+  return rig.makeAgent(node, memoryNetlinkWithEvents(ct, ipvs));
 }
 
 test('two nodes: both hold the draining pod at weight 0, restore what the proxy deletes, release and flush when it goes', async () => {
@@ -91,7 +53,7 @@ test('two nodes: both hold the draining pod at weight 0, restore what the proxy 
     assert.match(metricsB, /conndrain_ipvs_restores_total\{action="readd"\} 1/);
     assert.match(metricsB, /conndrain_ipvs_servers_held 1/);
     assert.match(metricsB, /conndrain_ipvs_available 1/);
-    const holdsOnDisk = (): boolean[] => (JSON.parse(readFileSync(join(dir, 'node-b.json'), 'utf8')) as { holds: Array<{ recreated: boolean }> }).holds.map((h) => h.recreated);
+    const holdsOnDisk = (): boolean[] => (JSON.parse(readFileSync(rig.path('node-b.json'), 'utf8')) as { holds: Array<{ recreated: boolean }> }).holds.map((h) => h.recreated);
     await until('the state file records the re-created hold', () => holdsOnDisk().length === 1 && holdsOnDisk()[0] === true);
 
     server.modifyPod('shop', 'web-1', (p) => markDeleting(p, 0));

@@ -7,58 +7,23 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
 import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
-import type { ConntrackApi, IpvsApi } from 'netlink-native/types';
-import { loadAgentConfig } from '../src/config/agent.js';
-import { FakeApiServer } from '../test/apiserver/server.js';
 import { managedPod } from '../test/apiserver/pods.js';
+import { AgentRig, memoryNetlink, until } from '../test/agent/agent-rig.js';
 import { Agent } from './agent.js';
-import { AgentMetrics } from './metrics.js';
-import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
-import { loadKubeConnection } from '../kube/load.js';
 import type { AgentState, SessionRecord } from './state-file.js';
 
-const server = new FakeApiServer();
-let dir = '';
-before(async () => {
-  await server.start();
-  dir = mkdtempSync(join(tmpdir(), 'cd-handover-'));
-  server.writeKubeconfig(join(dir, 'kubeconfig'));
-});
-after(async () => {
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const rig = new AgentRig('cd-handover');
+const server = rig.server;
+before(() => rig.start());
+after(() => rig.stop());
 
-function netlink(ct: MemoryConntrack, ipvs: MemoryIpvs): ConntrackApi & IpvsApi {
-  return {
-    deleteConntrack: (o) => ct.deleteConntrack(o), deleteConntrackEntries: (e) => ct.deleteConntrackEntries(e), listConntrack: (o) => ct.listConntrack(o), scanDnatEntries: (o) => ct.scanDnatEntries(o), conntrackStats: () => ct.conntrackStats(),
-    listServices: () => ipvs.listServices(), listDestinations: (s) => ipvs.listDestinations(s), setDestinationWeight: (s, d, w) => ipvs.setDestinationWeight(s, d, w), setDestinationWeights: (e) => ipvs.setDestinationWeights(e),
-    addDestination: (s, d) => ipvs.addDestination(s, d), deleteDestination: (s, d) => ipvs.deleteDestination(s, d), addService: (s) => ipvs.addService(s), deleteService: (s) => ipvs.deleteService(s),
-  };
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-async function makeAgent(node: string, stateFile: string, ct: MemoryConntrack, ports: { metricsPort?: number } = {}): Promise<Agent> {
-  const config = loadAgentConfig({
-    flags: { nodeName: node, kubeconfig: join(dir, 'kubeconfig'), drainPort: '1', metricsPort: '1', stateFile, holdInterval: '50ms', flushWindow: '20ms', goneSlack: '0s', flowPollInterval: '50ms', conntrackEvents: 'false', ipvsHold: 'false', logLevel: 'silent' },
-    env: {},
+function makeAgent(node: string, stateFile: string, ct: MemoryConntrack, ports: { metricsPort?: number } = {}): Promise<Agent> {
+  return rig.makeAgent(node, memoryNetlink(ct, new MemoryIpvs()), {
+    stateFile, flags: { flowPollInterval: '50ms', conntrackEvents: 'false', ipvsHold: 'false' }, config: { metricsPort: ports.metricsPort ?? 0 },
   });
-  assert.ok(config.ok);
-  const kube = await loadKubeConnection({ kubeconfig: join(dir, 'kubeconfig') });
-  return new Agent({ config: { ...config.value, drainPort: 0, metricsPort: ports.metricsPort ?? 0, metricsAddress: '127.0.0.1' }, logger: pino({ level: 'silent' }), netlink: netlink(ct, new MemoryIpvs()), kube, flowTimeouts: DEFAULT_FLOW_TIMEOUTS, metrics: new AgentMetrics({ defaultMetrics: false }) });
 }
 
 function reasonsOf(pod: string): string[] {
@@ -78,7 +43,7 @@ function readState(path: string): AgentState {
 }
 
 test('a process that fails to start (port taken) never writes the state file it did not finish loading', async () => {
-  const path = join(dir, 'taken.json');
+  const path = rig.path('taken.json');
   const before = JSON.stringify({ version: 2, writtenAt: 'x', pods: [{ uid: 'u1', key: 'shop/x', nodeName: 'node-t', ips: ['10.9.0.1'], state: 'draining', sinceMs: 1, wasReady: true, reason: 'not-ready' }], holds: [], sessions: [] });
   writeFileSync(path, before);
   const taken = createServer();
@@ -93,7 +58,7 @@ test('a process that fails to start (port taken) never writes the state file it 
 });
 
 test('a drain handed over on a graceful stop is continued by the next agent: one DrainStarted, one DrainFinished, the original deadlines', async () => {
-  const path = join(dir, 'resume.json');
+  const path = rig.path('resume.json');
   const ct = new MemoryConntrack();
   await openFlow(ct, '10.8.0.1');
   server.putPod(managedPod({ name: 'r1', nodeName: 'node-r', ips: ['10.8.0.1'], drain: '20s', minDrain: '1s' }));
@@ -126,7 +91,7 @@ test('a drain handed over on a graceful stop is continued by the next agent: one
 });
 
 test('a session whose holder is gone without a handover (kill -9) is reported once: DrainInterrupted, the counter, then DrainFinished when the drain ends', async () => {
-  const path = join(dir, 'crash.json');
+  const path = rig.path('crash.json');
   const ct = new MemoryConntrack();
   server.putPod(managedPod({ name: 'k1', nodeName: 'node-k', ips: ['10.7.0.1'], drain: '20s', minDrain: '1s' }));
   const session: SessionRecord = { drainId: 'drain-k1', uid: 'uid-k1', key: 'shop/k1', nodeName: 'node-k', ips: ['10.7.0.1'], startedAtMs: Date.now() - 500, minDrainMs: 1000, drainMs: 20_000, startedPosted: true, holder: 'node-k.dead0000', handedOver: false };
@@ -146,7 +111,7 @@ test('a session whose holder is gone without a handover (kill -9) is reported on
 });
 
 test('overlap: a newer agent takes the state file over; the older one hands over on SIGTERM (answers its held call when the flow closes), nothing is interrupted', async () => {
-  const path = join(dir, 'overlap.json');
+  const path = rig.path('overlap.json');
   const ct = new MemoryConntrack();
   await openFlow(ct, '10.6.0.1');
   server.putPod(managedPod({ name: 'o1', nodeName: 'node-o', ips: ['10.6.0.1'], drain: '20s', minDrain: '1s' }));

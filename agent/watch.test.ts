@@ -1,41 +1,21 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
-import { FakeApiServer } from '../test/apiserver/server.js';
 import { managedPod, setReady } from '../test/apiserver/pods.js';
+import { AgentRig, until } from '../test/agent/agent-rig.js';
 import { PodCache } from './pod-cache.js';
 import { PodWatch } from './watch.js';
 import { systemClock } from '../kube/clock.js';
 import { loadKubeConnection } from '../kube/load.js';
 
 // The API server here is the stand-in of test/apiserver (no real one can run on these machines).
-const server = new FakeApiServer();
-let dir = '';
-let kubeconfigPath = '';
-
-before(async () => {
-  await server.start();
-  dir = mkdtempSync(join(tmpdir(), 'cd-watch-'));
-  kubeconfigPath = server.writeKubeconfig(join(dir, 'kubeconfig'));
-});
-after(async () => {
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const rig = new AgentRig('cd-watch');
+const server = rig.server;
+before(() => rig.start());
+after(() => rig.stop());
 
 async function startWatch(pageSize?: number): Promise<{ cache: PodCache; watch: PodWatch; restarts: unknown[]; syncs: number[]; relists: number[] }> {
-  const connection = await loadKubeConnection({ kubeconfig: kubeconfigPath });
+  const connection = await loadKubeConnection({ kubeconfig: rig.kubeconfig });
   const cache = new PodCache(0);
   const restarts: unknown[] = [];
   const syncs: number[] = [];

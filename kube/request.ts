@@ -30,7 +30,17 @@ function headerRecord(headers: unknown): OutgoingHttpHeaders {
   return out;
 }
 
-export async function kubeRequest(conn: KubeConnection, method: 'GET' | 'POST', path: string, query: Record<string, string | number | boolean | undefined> = {}, body?: unknown): Promise<unknown> {
+export type KubeQuery = Record<string, string | number | boolean | undefined>;
+
+/** What one request over `conn` needs: the URL with its query, the credentials' headers (Accept: JSON), the TLS agent, http or https. */
+export interface PreparedRequest {
+  url: URL;
+  headers: OutgoingHttpHeaders;
+  agent: HttpAgent | undefined;
+  send: typeof httpRequest;
+}
+
+export async function prepareRequest(conn: KubeConnection, path: string, query: KubeQuery): Promise<PreparedRequest> {
   const cluster = conn.getCurrentCluster();
   if (cluster === null) throw new Error('kubeconfig: no current cluster');
   const url = new URL(cluster.server + path);
@@ -38,14 +48,29 @@ export async function kubeRequest(conn: KubeConnection, method: 'GET' | 'POST', 
   const opts = await conn.applyToFetchOptions({});
   const headers = headerRecord(opts.headers);
   headers.Accept = 'application/json';
+  return { url, headers, agent: opts.agent as HttpAgent | undefined, send: url.protocol === 'https:' ? httpsRequest : httpRequest };
+}
+
+/** The API server's `message` from an error body, else the body's first 300 characters. */
+export function errorMessage(text: string): string {
+  try {
+    const parsed = (JSON.parse(text) as { message?: unknown }).message;
+    if (typeof parsed === 'string') return parsed;
+  } catch {
+    // not JSON: the text itself
+  }
+  return text.slice(0, 300);
+}
+
+export async function kubeRequest(conn: KubeConnection, method: 'GET' | 'POST', path: string, query: KubeQuery = {}, body?: unknown): Promise<unknown> {
+  const { url, headers, agent, send } = await prepareRequest(conn, path, query);
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   if (payload !== undefined) {
     headers['Content-Type'] = 'application/json';
     headers['Content-Length'] = payload.length;
   }
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(url, { method, headers, agent: opts.agent as HttpAgent | undefined, timeout: TIMEOUT_MS }, (res) => {
+    const req = send(url, { method, headers, agent, timeout: TIMEOUT_MS }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', reject);
@@ -53,14 +78,7 @@ export async function kubeRequest(conn: KubeConnection, method: 'GET' | 'POST', 
         const text = Buffer.concat(chunks).toString('utf8');
         const code = res.statusCode ?? 0;
         if (code < 200 || code >= 300) {
-          let message = text.slice(0, 300);
-          try {
-            const parsed = (JSON.parse(text) as { message?: unknown }).message;
-            if (typeof parsed === 'string') message = parsed;
-          } catch {
-            // not JSON: keep the text
-          }
-          reject(new KubeRequestError(code, `${method} ${url.pathname}: HTTP ${code}: ${message}`));
+          reject(new KubeRequestError(code, `${method} ${url.pathname}: HTTP ${code}: ${errorMessage(text)}`));
           return;
         }
         try {

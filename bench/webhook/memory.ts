@@ -17,12 +17,13 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
-import { connect as connectTcp, createServer, type AddressInfo, type Socket } from 'node:net';
+import { connect as connectTcp, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as connectTls, type TLSSocket } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestCa, installPair, issueServingPair } from '../../test/webhook/certs.js';
+import { freePort } from '../../test/free-port.js';
 import { realisticReview } from './review.js';
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 8);
@@ -30,17 +31,6 @@ const LIMIT_MIB = 256;
 const MAX_CONNECTIONS = 256;
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MiB = 1024 * 1024;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -7,62 +7,32 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
-import { openNetlink, type NativeNetlink } from 'netlink-native';
+import { readFileSync, existsSync } from 'node:fs';
 import { insertConntrackForTest } from 'netlink-native/testing';
-import { FakeApiServer } from '../apiserver/server.js';
 import { managedPod, markDeleting, setReady } from '../apiserver/pods.js';
-import { addNetns, AgentProcess, API_PORT_IN_NODE, deleteNetns, DRAIN_PORT, getUnix, isRoot, METRICS_PORT, startRelay, until } from './node-netns.js';
+import { type AgentProcess, getUnix, isRoot, until } from './node-netns.js';
+import { AgentNode } from './agent-node.js';
 
-const NS = `cdag-${process.pid}-node1`;
 const skip = isRoot() ? false : 'needs root (network namespaces)';
-const api = new FakeApiServer();
-let dir = '';
-let netlink: NativeNetlink | undefined;
-const relays: ChildProcess[] = [];
-const agents: AgentProcess[] = [];
+const node = new AgentNode('cdag');
+const api = node.api;
 
 before(async () => {
-  if (skip !== false) return;
-  dir = mkdtempSync(join(tmpdir(), 'cdag-'));
-  addNetns(NS);
-  await api.start();
-  await api.listenUnix(join(dir, 'api.sock'));
-  api.writeKubeconfig(join(dir, 'kubeconfig'), `http://127.0.0.1:${API_PORT_IN_NODE}`);
-  relays.push(await startRelay(NS, `tcp:127.0.0.1:${API_PORT_IN_NODE}`, `unix:${join(dir, 'api.sock')}`));
-  relays.push(await startRelay(NS, `unix:${join(dir, 'metrics.sock')}`, `tcp:127.0.0.1:${METRICS_PORT}`));
-  relays.push(await startRelay(NS, `unix:${join(dir, 'drain.sock')}`, `tcp:127.0.0.1:${DRAIN_PORT}`));
-  netlink = openNetlink({ netns: NS });
+  if (skip === false) await node.start();
 });
 
-after(async () => {
-  for (const a of agents) a.kill('SIGKILL');
-  await Promise.all(agents.map((a) => a.exited));
-  for (const r of relays) r.kill('SIGTERM');
-  netlink?.close();
-  await api.close();
-  if (skip === false) deleteNetns(NS);
-  if (dir !== '') rmSync(dir, { recursive: true, force: true });
-});
+after(() => node.stop());
 
-function startAgent(extra: string[] = []): AgentProcess {
-  const agent = AgentProcess.start(NS, [
-    ...extra,
-    '--node-name', 'node-1', '--kubeconfig', join(dir, 'kubeconfig'), '--state-file', join(dir, 'state', 'state.json'),
-    '--drain-port', String(DRAIN_PORT), '--metrics-port', String(METRICS_PORT), '--metrics-address', '127.0.0.1',
-    '--hold-interval', '200ms', '--flush-window', '50ms', '--gone-slack', '0s', '--stats-interval', '300ms', '--flow-poll-interval', '100ms',
+function startAgent(extra: string[]): AgentProcess {
+  return node.startAgent(['state', 'state.json'], [
+    '--hold-interval', '200ms', '--flush-window', '50ms', '--gone-slack', '0s', '--stats-interval', '300ms', '--flow-poll-interval', '100ms', ...extra,
   ]);
-  agents.push(agent);
-  return agent;
 }
 
 async function ready(): Promise<void> {
   await until('agent /readyz 200', async () => {
     try {
-      return (await getUnix(join(dir, 'metrics.sock'), '/readyz')).status === 200;
+      return (await getUnix(node.path('metrics.sock'), '/readyz')).status === 200;
     } catch {
       return false;
     }
@@ -70,22 +40,22 @@ async function ready(): Promise<void> {
 }
 
 async function metrics(): Promise<string> {
-  return (await getUnix(join(dir, 'metrics.sock'), '/metrics')).body;
+  return (await getUnix(node.path('metrics.sock'), '/metrics')).body;
 }
 
 async function entriesOf(ip: string): Promise<number> {
-  const list = await netlink!.listConntrack({ addresses: [ip], match: ['replySrc', 'origDst'] });
+  const list = await node.netlink.listConntrack({ addresses: [ip], match: ['replySrc', 'origDst'] });
   return list.length;
 }
 
 function stateFile(): { pods: Array<{ key: string; state: string }> } {
-  return JSON.parse(readFileSync(join(dir, 'state', 'state.json'), 'utf8')) as { pods: Array<{ key: string; state: string }> };
+  return JSON.parse(readFileSync(node.path('state', 'state.json'), 'utf8')) as { pods: Array<{ key: string; state: string }> };
 }
 
 const VIP = '10.96.0.10';
 
 test('the agent process: a deleted pod\'s conntrack entries go (all protocols, both families), another pod\'s and a reused IP\'s stay; drain API; restart mid-drain resumes from the state file', { skip, timeout: 600_000 }, async () => {
-  const inserted = await insertConntrackForTest(netlink!, [
+  const inserted = await insertConntrackForTest(node.netlink, [
     // pod a: DNATed service traffic (reply source), direct TCP and UDP, IPIP (DSR), IPv6 direct
     { protocol: 'tcp', origSrc: '192.0.2.1', origDst: VIP, replySrc: '10.20.0.1', dstPort: 80, replySrcPort: 8080, count: 3, state: 'ESTABLISHED', timeout: 3600 },
     { protocol: 'udp', origSrc: '192.0.2.2', origDst: '10.20.0.1', dstPort: 53, count: 2, timeout: 120 },
@@ -122,9 +92,9 @@ test('the agent process: a deleted pod\'s conntrack entries go (all protocols, b
   // Drain API (hook kind agent) through the real process: e has no flow -> idle at min-drain;
   // b has open TCP flows -> runs to its 3 s deadline.
   const [e, b, unknown] = await Promise.all([
-    getUnix(join(dir, 'drain.sock'), '/v1/drain/drain-e'),
-    getUnix(join(dir, 'drain.sock'), '/v1/drain/drain-b'),
-    getUnix(join(dir, 'drain.sock'), '/v1/drain/no-such-id'),
+    getUnix(node.path('drain.sock'), '/v1/drain/drain-e'),
+    getUnix(node.path('drain.sock'), '/v1/drain/drain-b'),
+    getUnix(node.path('drain.sock'), '/v1/drain/no-such-id'),
   ]);
   assert.equal(unknown.status, 404);
   const eSummary = JSON.parse(e.body) as { ended: string; elapsedMs: number };
@@ -155,7 +125,7 @@ test('the agent process: a deleted pod\'s conntrack entries go (all protocols, b
 
   // d starts draining; the agent is killed (no chance to write anything more) mid-drain.
   api.modifyPod('shop', 'd', (p) => setReady(p, false));
-  await until('state file: d draining', () => existsSync(join(dir, 'state', 'state.json')) && stateFile().pods.some((p) => p.key === 'shop/d' && p.state === 'draining'));
+  await until('state file: d draining', () => existsSync(node.path('state', 'state.json')) && stateFile().pods.some((p) => p.key === 'shop/d' && p.state === 'draining'));
   first.kill('SIGKILL');
   await first.exited;
   api.deletePod('shop', 'd'); // deleted while no agent runs
@@ -176,6 +146,6 @@ test('the agent process: a deleted pod\'s conntrack entries go (all protocols, b
   // SIGTERM: clean exit, the state file stays for the next agent.
   second.kill('SIGTERM');
   assert.equal(await second.exited, 0);
-  assert.ok(existsSync(join(dir, 'state', 'state.json')));
+  assert.ok(existsSync(node.path('state', 'state.json')));
   await first.exited;
 });

@@ -9,49 +9,23 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
-import { openNetlink, type NativeNetlink } from 'netlink-native';
 import { insertConntrackForTest } from 'netlink-native/testing';
-import { FakeApiServer } from '../apiserver/server.js';
 import { managedPod, markDeleting } from '../apiserver/pods.js';
-import { addNetns, AgentProcess, API_PORT_IN_NODE, deleteNetns, DRAIN_PORT, getUnix, isRoot, METRICS_PORT, startRelay } from './node-netns.js';
+import { getUnix, isRoot } from './node-netns.js';
+import { AgentNode } from './agent-node.js';
 import { firstResponse, rawRequest } from './raw-http.js';
 
-const NS = `cdsv-${process.pid}-${Math.floor(Math.random() * 1e5)}`;
 const skip = isRoot() ? false : 'needs root (network namespaces)';
-const api = new FakeApiServer();
-let dir = '';
-let netlink: NativeNetlink | undefined;
-const relays: ChildProcess[] = [];
-let agent: AgentProcess | undefined;
+const node = new AgentNode('cdsv');
+const api = node.api;
 
 before(async () => {
-  if (skip !== false) return;
-  dir = mkdtempSync(join(tmpdir(), 'cdsv-'));
-  addNetns(NS);
-  await api.start();
-  await api.listenUnix(join(dir, 'api.sock'));
-  api.writeKubeconfig(join(dir, 'kubeconfig'), `http://127.0.0.1:${API_PORT_IN_NODE}`);
-  relays.push(await startRelay(NS, `tcp:127.0.0.1:${API_PORT_IN_NODE}`, `unix:${join(dir, 'api.sock')}`));
-  relays.push(await startRelay(NS, `unix:${join(dir, 'metrics.sock')}`, `tcp:127.0.0.1:${METRICS_PORT}`));
-  relays.push(await startRelay(NS, `unix:${join(dir, 'drain.sock')}`, `tcp:127.0.0.1:${DRAIN_PORT}`));
-  netlink = openNetlink({ netns: NS });
+  if (skip === false) await node.start();
 });
 
-after(async () => {
-  agent?.kill('SIGKILL');
-  await agent?.exited;
-  for (const r of relays) r.kill('SIGTERM');
-  netlink?.close();
-  await api.close();
-  if (skip === false) deleteNetns(NS);
-  if (dir !== '') rmSync(dir, { recursive: true, force: true });
-});
+after(() => node.stop());
 
-const drainSock = (): string => join(dir, 'drain.sock');
+const drainSock = (): string => node.path('drain.sock');
 
 test('the agent process: held (not refused) at start-up, and no request knocks it over while a drain is held', { skip, timeout: 300_000 }, async () => {
   const early = managedPod({ name: 'early', nodeName: 'node-1', ips: ['10.30.0.1'], drain: '20s', minDrain: '1s' });
@@ -59,15 +33,11 @@ test('the agent process: held (not refused) at start-up, and no request knocks i
   api.putPod(early);
   const held = managedPod({ name: 'held', nodeName: 'node-1', ips: ['10.30.0.2'], drain: '6s', minDrain: '1s' });
   api.putPod(held);
-  const inserted = await insertConntrackForTest(netlink!, [{ protocol: 'tcp', origSrc: '192.0.2.1', origDst: '10.30.0.2', dstPort: 8080, state: 'ESTABLISHED', timeout: 3600 }]);
+  const inserted = await insertConntrackForTest(node.netlink, [{ protocol: 'tcp', origSrc: '192.0.2.1', origDst: '10.30.0.2', dstPort: 8080, state: 'ESTABLISHED', timeout: 3600 }]);
   assert.equal(inserted.failed, 0);
   // The first three lists fail: the first complete pod list is in ~1.75 s after the watch starts.
   api.failNext(3, 500, 'list');
-  agent = AgentProcess.start(NS, [
-    '--node-name', 'node-1', '--kubeconfig', join(dir, 'kubeconfig'), '--state-file', join(dir, 'state.json'),
-    '--drain-port', String(DRAIN_PORT), '--metrics-port', String(METRICS_PORT), '--metrics-address', '127.0.0.1',
-    '--flow-poll-interval', '100ms', '--gone-slack', '0s', '--flow-visibility', 'conntrack',
-  ]);
+  const agent = node.startAgent(['state.json'], ['--flow-poll-interval', '100ms', '--gone-slack', '0s', '--flow-visibility', 'conntrack']);
   await agent.waitFor('agent started', (l) => l.msg === 'agent started', 120_000);
   assert.equal(agent.lines.some((l) => /first list synced/.test(l.msg ?? '')), false, 'the calls below reach the agent before its first pod list');
   const started = Date.now();
@@ -100,7 +70,7 @@ test('the agent process: held (not refused) at start-up, and no request knocks i
     assert.equal(typeof (JSON.parse(parsed.body) as { error: unknown }).error, 'string');
   }
   assert.equal(agent.child.exitCode, null, 'the agent process lives');
-  assert.equal((await getUnix(join(dir, 'metrics.sock'), '/readyz')).status, 200);
+  assert.equal((await getUnix(node.path('metrics.sock'), '/readyz')).status, 200);
   const heldAnswer = await heldCall;
   assert.equal(heldAnswer.status, 200);
   const summary = JSON.parse(heldAnswer.body) as { ended: string; openFlows: number; drainMs: number; pod: string };

@@ -13,56 +13,24 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
-import { openNetlink, type NativeNetlink } from 'netlink-native';
 import { insertConntrackForTest } from 'netlink-native/testing';
-import { FakeApiServer } from '../apiserver/server.js';
 import { managedPod } from '../apiserver/pods.js';
-import { addNetns, AgentProcess, API_PORT_IN_NODE, deleteNetns, DRAIN_PORT, getUnix, isRoot, METRICS_PORT, startRelay, until } from './node-netns.js';
+import { type AgentProcess, getUnix, isRoot, until } from './node-netns.js';
+import { AgentNode } from './agent-node.js';
 
-const NS = `cdho-${process.pid}-node1`;
 const skip = isRoot() ? false : 'needs root (network namespaces)';
-const api = new FakeApiServer();
+const node = new AgentNode('cdho');
+const api = node.api;
 const DRAINS = 20;
-let dir = '';
-let netlink: NativeNetlink | undefined;
-const relays: ChildProcess[] = [];
-const agents: AgentProcess[] = [];
 
 before(async () => {
-  if (skip !== false) return;
-  dir = mkdtempSync(join(tmpdir(), 'cdho-'));
-  addNetns(NS);
-  await api.start();
-  await api.listenUnix(join(dir, 'api.sock'));
-  api.writeKubeconfig(join(dir, 'kubeconfig'), `http://127.0.0.1:${API_PORT_IN_NODE}`);
-  relays.push(await startRelay(NS, `tcp:127.0.0.1:${API_PORT_IN_NODE}`, `unix:${join(dir, 'api.sock')}`));
-  relays.push(await startRelay(NS, `unix:${join(dir, 'metrics.sock')}`, `tcp:127.0.0.1:${METRICS_PORT}`));
-  relays.push(await startRelay(NS, `unix:${join(dir, 'drain.sock')}`, `tcp:127.0.0.1:${DRAIN_PORT}`));
-  netlink = openNetlink({ netns: NS });
+  if (skip === false) await node.start();
 });
 
-after(async () => {
-  for (const a of agents) a.kill('SIGKILL');
-  await Promise.all(agents.map((a) => a.exited));
-  for (const r of relays) r.kill('SIGTERM');
-  netlink?.close();
-  await api.close();
-  if (skip === false) deleteNetns(NS);
-  if (dir !== '') rmSync(dir, { recursive: true, force: true });
-});
+after(() => node.stop());
 
 function startAgent(stateFile: string): AgentProcess {
-  const agent = AgentProcess.start(NS, [
-    '--node-name', 'node-1', '--kubeconfig', join(dir, 'kubeconfig'), '--state-file', join(dir, stateFile),
-    '--drain-port', String(DRAIN_PORT), '--metrics-port', String(METRICS_PORT), '--metrics-address', '127.0.0.1',
-    '--hold-interval', '200ms', '--stats-interval', '1s', '--flow-poll-interval', '100ms', '--conntrack-events=false',
-  ]);
-  agents.push(agent);
-  return agent;
+  return node.startAgent([stateFile], ['--hold-interval', '200ms', '--stats-interval', '1s', '--flow-poll-interval', '100ms', '--conntrack-events=false']);
 }
 
 async function started(agent: AgentProcess): Promise<void> {
@@ -81,7 +49,7 @@ interface Call {
 
 function call(id: string): { call: Call; done: Promise<Call> } {
   const c: Call = { id, sentAt: Date.now() };
-  const done = getUnix(join(dir, 'drain.sock'), `/v1/drain/${id}`).then(
+  const done = getUnix(node.path('drain.sock'), `/v1/drain/${id}`).then(
     (r) => {
       c.answeredAt = Date.now();
       c.status = r.status;
@@ -102,12 +70,12 @@ function call(id: string): { call: Call; done: Promise<Call> } {
 }
 
 async function openFlows(prefix: string): Promise<void> {
-  const inserted = await insertConntrackForTest(netlink!, Array.from({ length: DRAINS }, (_, i) => ({ protocol: 'tcp' as const, origSrc: '192.0.2.50', origDst: `${prefix}.${i + 1}`, srcPort: 40_000 + i, dstPort: 8080, state: 'ESTABLISHED' as const, timeout: 3600 })));
+  const inserted = await insertConntrackForTest(node.netlink, Array.from({ length: DRAINS }, (_, i) => ({ protocol: 'tcp' as const, origSrc: '192.0.2.50', origDst: `${prefix}.${i + 1}`, srcPort: 40_000 + i, dstPort: 8080, state: 'ESTABLISHED' as const, timeout: 3600 })));
   assert.equal(inserted.failed, 0);
 }
 
 async function closeFlow(ip: string): Promise<void> {
-  await netlink!.deleteConntrack({ addresses: [ip], match: ['origDst'] });
+  await node.netlink.deleteConntrack({ addresses: [ip], match: ['origDst'] });
 }
 
 function putPods(name: string, prefix: string, count: number, drain: string): void {
@@ -126,7 +94,7 @@ test(`SIGTERM handover: ${DRAINS} held drains end only when their flows close, n
   await openFlows('10.30.0');
   const first = startAgent('state-term.json');
   await started(first);
-  await until('ready', async () => (await getUnix(join(dir, 'metrics.sock'), '/readyz').catch(() => ({ status: 0 }))).status === 200, 60_000);
+  await until('ready', async () => (await getUnix(node.path('metrics.sock'), '/readyz').catch(() => ({ status: 0 }))).status === 200, 60_000);
 
   const held = Array.from({ length: DRAINS }, (_, i) => call(`drain-h${i}`));
   await until(`${DRAINS} drains held on the first agent`, () => drainsStarted(first, 'h') === DRAINS, 60_000);
@@ -163,7 +131,7 @@ test(`SIGTERM handover: ${DRAINS} held drains end only when their flows close, n
   await until('events', () => Array.from({ length: DRAINS }, (_, i) => reasonsOf(`h${i}`)).every((r) => r.includes('DrainFinished')), 30_000);
   for (let i = 0; i < DRAINS; i++) assert.deepEqual(reasonsOf(`h${i}`), ['DrainStarted', 'DrainFinished'], `h${i}`);
   assert.ok(!api.events.some((e) => e.reason === 'DrainInterrupted'));
-  assert.match((await getUnix(join(dir, 'metrics.sock'), '/metrics')).body, /conndrain_drains_interrupted_total 0\n/);
+  assert.match((await getUnix(node.path('metrics.sock'), '/metrics')).body, /conndrain_drains_interrupted_total 0\n/);
   second.kill('SIGTERM');
   assert.equal(await second.exited, 0);
 });
@@ -173,7 +141,7 @@ test(`kill -9 during the overlap: the second agent posts ${DRAINS} DrainInterrup
   await openFlows('10.31.0');
   const first = startAgent('state-kill.json');
   await started(first);
-  await until('ready', async () => (await getUnix(join(dir, 'metrics.sock'), '/readyz').catch(() => ({ status: 0 }))).status === 200, 60_000);
+  await until('ready', async () => (await getUnix(node.path('metrics.sock'), '/readyz').catch(() => ({ status: 0 }))).status === 200, 60_000);
   const held = Array.from({ length: DRAINS }, (_, i) => call(`drain-k${i}`));
   await until(`${DRAINS} drains held on the first agent`, () => drainsStarted(first, 'k') === DRAINS, 60_000);
   const second = startAgent('state-kill.json');
@@ -186,7 +154,7 @@ test(`kill -9 during the overlap: the second agent posts ${DRAINS} DrainInterrup
   assert.ok(cut.every((c) => c.error !== undefined), 'kill -9: the kubelet side sees every held call cut');
   await second.waitFor('interrupted', (l) => /drains interrupted/.test(l.msg ?? ''), 30_000);
   await until('DrainInterrupted Events', () => api.events.filter((e) => e.reason === 'DrainInterrupted').length === DRAINS, 30_000);
-  assert.match((await getUnix(join(dir, 'metrics.sock'), '/metrics')).body, new RegExp(`conndrain_drains_interrupted_total ${DRAINS}\\n`));
+  assert.match((await getUnix(node.path('metrics.sock'), '/metrics')).body, new RegExp(`conndrain_drains_interrupted_total ${DRAINS}\\n`));
 
   for (let i = 0; i < DRAINS; i++) await closeFlow(`10.31.0.${i + 1}`);
   await until('DrainFinished from the second agent', () => Array.from({ length: DRAINS }, (_, i) => reasonsOf(`k${i}`)).every((r) => r.includes('DrainFinished')), 30_000);

@@ -112,10 +112,10 @@ export function getUnix(socketPath: string, path: string): Promise<{ status: num
   });
 }
 
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000, pollMs = 50): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, pollMs));
   }
 }

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -15,22 +14,11 @@ import { DEFAULT_INJECT_CONFIG } from '../../src/config/webhook.js';
 import { seededRandom } from '../../src/inject/index.js';
 import { injectManifests, ManifestError } from '../../webhook/inject-manifests.js';
 import { createTestCa, installPair, issueServingPair } from './certs.js';
+import { freePort } from '../free-port.js';
 import { review, samplePod } from './harness.js';
 import { validateKubernetesObject } from './schema.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-
-/** A port that was free a moment ago (the CLI, like its config, takes 1..65535, not 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Run { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
 
