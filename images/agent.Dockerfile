@@ -22,6 +22,9 @@ COPY package.json package-lock.json tsconfig.json ./
 # builds its addon (native/src) and compiles its TypeScript (native/lib -> native/dist).
 COPY native/package.json native/binding.gyp native/tsconfig.json ./native/
 COPY native/scripts ./native/scripts
+# The postinstall's second step (scripts/build-cli.mjs) compiles the CLI; it skips here, where
+# the sources are not copied yet, and `npm run build` below compiles them.
+COPY scripts/build-cli.mjs ./scripts/build-cli.mjs
 COPY native/src ./native/src
 COPY native/lib ./native/lib
 RUN npm ci --no-audit --no-fund \
