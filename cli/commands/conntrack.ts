@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { ConntrackEntry, ConntrackEntryRef, ConntrackMatch, ConntrackProtocol, ConntrackStats, ConntrackTuple, DeleteConntrackResult, NetlinkError } from 'netlink-native/types';
 import { CliExit } from '../exit.js';
+import { loadNetlinkNative, type NativeModule } from '../load-native.js';
 import { addStaleCommand } from './stale.js';
 
 const MATCH_MODES: readonly ConntrackMatch[] = ['origSrc', 'origDst', 'replySrc', 'replyDst'];
@@ -47,16 +48,8 @@ function addFilterOptions(command: Command, matchHelp: string): Command {
     .addOption(new Option('--json', 'machine-readable output'));
 }
 
-type NativeModule = typeof import('netlink-native');
-
-/** Loads netlink-native lazily: the webhook image has no addon and never runs these commands. */
 async function openIn(command: string, netns: string | undefined): Promise<{ native: NativeModule; api: import('netlink-native').NativeNetlink }> {
-  let native: NativeModule;
-  try {
-    native = await import('netlink-native');
-  } catch (error) {
-    throw new CliExit(1, `netlink-native could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
-  }
+  const native = await loadNetlinkNative();
   try {
     return { native, api: native.openNetlink(netns === undefined ? {} : { netns }) };
   } catch (error) {

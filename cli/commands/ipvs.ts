@@ -5,8 +5,8 @@
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
 import type { IpvsDestination, IpvsDestinationKey, IpvsService, IpvsServiceKey, NetlinkError } from 'netlink-native/types';
 import { CliExit } from '../exit.js';
+import { loadNetlinkNative, type NativeModule } from '../load-native.js';
 
-type NativeModule = typeof import('netlink-native');
 
 /**
  * netlink-native's key parsers and formatters, loaded by the `ipvs` command's preSubcommand
@@ -65,12 +65,7 @@ function failure(command: string, error: unknown): CliExit {
 }
 
 async function openIn(command: string, netns: string | undefined): Promise<Netlink> {
-  let native: NativeModule;
-  try {
-    native = await import('netlink-native');
-  } catch (error) {
-    throw new CliExit(1, `netlink-native could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
-  }
+  const native = await loadNetlinkNative();
   try {
     return native.openNetlink(netns === undefined ? {} : { netns });
   } catch (error) {
