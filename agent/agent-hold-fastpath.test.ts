@@ -18,8 +18,8 @@ import { FakeApiServer } from '../test/apiserver/server.js';
 import { managedPod, setReady } from '../test/apiserver/pods.js';
 import { memoryNetlink } from '../bench/agent/stand-ins.js';
 import { Agent } from './agent.js';
-import { AgentMetrics } from './metrics.js';
-import { DEFAULT_FLOW_TIMEOUTS } from './flows.js';
+import { AgentMetrics } from './runtime/metrics.js';
+import { DEFAULT_FLOW_TIMEOUTS } from './drain/flows.js';
 import { loadKubeConnection } from '../kube/load.js';
 
 const server = new FakeApiServer();

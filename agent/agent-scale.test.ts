@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
 import { managedPod, markDeleting, setReady } from '../test/apiserver/pods.js';
 import { AgentRig, memoryNetlink, until } from '../test/agent/agent-rig.js';
-import type { AgentState } from './state-file.js';
+import type { AgentState } from './runtime/state-file.js';
 
 const rig = new AgentRig('cd-agent-scale');
 const server = rig.server;

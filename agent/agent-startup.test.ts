@@ -10,7 +10,7 @@ import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
 import { managedPod, markDeleting } from '../test/apiserver/pods.js';
 import { AgentRig, memoryNetlink } from '../test/agent/agent-rig.js';
 import { Agent } from './agent.js';
-import type { DatapathProbeOptions } from './flow-visibility-probe.js';
+import type { DatapathProbeOptions } from './drain/flow-visibility-probe.js';
 
 const rig = new AgentRig('cd-agent-start');
 const server = rig.server;

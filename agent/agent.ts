@@ -11,28 +11,28 @@ import type { AgentConfig } from '../src/config/agent.js';
 import type { PodRecord, Transition } from '../src/drain-plan.js';
 import { NetlinkError, type ConntrackApi, type ConntrackEventsApi, type IpvsApi } from 'netlink-native/types';
 import { systemClock, type Clock, type TimerHandle } from '../kube/clock.js';
-import { DrainApi } from './drain-api.js';
-import { DrainPlanner, samePlanInput } from './drain-planner.js';
-import { DrainSessions, type SessionPod } from './drain-sessions.js';
-import { probeFlowVisibility, type DatapathProbeOptions } from './flow-visibility-probe.js';
-import { SyncGate } from './sync-gate.js';
+import { DrainApi } from './drain/drain-api.js';
+import { DrainPlanner, samePlanInput } from './plan/drain-planner.js';
+import { DrainSessions, type SessionPod } from './drain/drain-sessions.js';
+import { probeFlowVisibility, type DatapathProbeOptions } from './drain/flow-visibility-probe.js';
+import { SyncGate } from './pods/sync-gate.js';
 import type { FlowVisibility } from '../src/flow-visibility.js';
-import { kubeEventSink, PodEvents, type EventPod, type EventSink } from './events.js';
-import { readFlowTimeouts } from './flow-timeouts.js';
-import type { FlowTimeouts } from './flows.js';
-import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
-import { closeListener, createHealthServer, listen } from './health-server.js';
-import { followInstance, HandoverListener } from './handover-link.js';
-import { IndexedConntrack } from './indexed-conntrack.js';
-import { IpvsHold } from './ipvs-hold.js';
-import { enableAcceptMigration } from './accept-migration.js';
-import { AgentMetrics } from './metrics.js';
-import { PodCache } from './pod-cache.js';
-import { loadState, StateWriter, STATE_VERSION, type AgentState, type SessionRecord, type StateOwner } from './state-file.js';
-import { PodWatch, podUid } from './watch.js';
-import type { FlowpinController } from './flowpin/controller.js';
-import { createAgentFlowpin, flowpinSkip } from './flowpin/wire.js';
-import type { RunningJanitor } from './janitor/index.js';
+import { kubeEventSink, PodEvents, type EventPod, type EventSink } from './pods/events.js';
+import { readFlowTimeouts } from './drain/flow-timeouts.js';
+import type { FlowTimeouts } from './drain/flows.js';
+import { GhostCleanup, type FlushReport } from './conntrack/ghost-cleanup.js';
+import { closeListener, createHealthServer, listen } from './runtime/health-server.js';
+import { followInstance, HandoverListener } from './runtime/handover-link.js';
+import { IndexedConntrack } from './conntrack/indexed-conntrack.js';
+import { IpvsHold } from './ipvs/ipvs-hold.js';
+import { enableAcceptMigration } from './runtime/accept-migration.js';
+import { AgentMetrics } from './runtime/metrics.js';
+import { PodCache } from './pods/pod-cache.js';
+import { loadState, StateWriter, STATE_VERSION, type AgentState, type SessionRecord, type StateOwner } from './runtime/state-file.js';
+import { PodWatch, podUid } from './pods/watch.js';
+import type { FlowpinController } from './ipvs/flowpin/controller.js';
+import { createAgentFlowpin, flowpinSkip } from './ipvs/flowpin/wire.js';
+import type { RunningJanitor } from './conntrack/janitor/index.js';
 import type { KubeConnection } from '../kube/connection.js';
 
 export interface AgentDeps {
@@ -298,7 +298,7 @@ export class Agent {
     this.drainListening = true;
     this.watch.start();
     if (config.janitor) {
-      const { startJanitor } = await import('./janitor/index.js');
+      const { startJanitor } = await import('./conntrack/janitor/index.js');
       this.janitor = startJanitor({ connection: this.deps.kube, conntrack: this.deps.netlink, registry: this.metrics.registry, logger: this.log, clock: this.clock, graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs, backoffMaxMs: config.relistBackoffMaxMs });
     }
     this.timers.push(this.clock.setInterval(() => {

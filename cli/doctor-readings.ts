@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { release } from 'node:os';
-import { probeFlowVisibility } from '../agent/flow-visibility-probe.js';
+import { probeFlowVisibility } from '../agent/drain/flow-visibility-probe.js';
 import { AGENT_METRICS } from '../src/metric-names.js';
 import { IPVS_SYSCTLS, NETFILTER_SYSCTLS, parseConntrackStat, sumMetric, type AgentReading, type DoctorReadings } from '../src/doctor/index.js';
 import { OwnershipIndex } from '../src/stale/index.js';

@@ -88,7 +88,7 @@ async function reportVm(name: VmScenario, lines: readonly VmScenarioLine[], opti
     const keys = ['survived', 'bytesLost', 'bytesWritten', 'failureSeconds', 'failureKind'];
     json = { without: pick(collected.without, keys), with: pick(collected.with, keys) };
     result = collected;
-    notes.push('In the kernel\'s mh scheduler a weight-0 server is unavailable (ip_vs_mh.c, is_unavailable): holding the pod at weight 0 alone cannot carry a mid-flow packet to it; with conndrain, flow pinning (agent/flowpin) sends the packets without SYN to a twin service with the pre-drain table, and new connections (SYN) keep avoiding the draining pod.');
+    notes.push('In the kernel\'s mh scheduler a weight-0 server is unavailable (ip_vs_mh.c, is_unavailable): holding the pod at weight 0 alone cannot carry a mid-flow packet to it; with conndrain, flow pinning (agent/ipvs/flowpin) sends the packets without SYN to a twin service with the pre-drain table, and new connections (SYN) keep avoiding the draining pod.');
     notes.push('With conndrain the loss comes once every node has pinned the flows (the run waits and records pinnedAfterSeconds); the kube-router stand-in\'s sync deleted every service it did not program (staleDeletedByProxy) and the agents re-created the twins. The stream\'s client waits up to 10 s for an answer: after the reroute, TCP\'s retransmission backoff can delay one answer by a few seconds in a stream that survives.');
   }
   const written = options.resultsDir === undefined ? [] : await writeScenarioResults(options.resultsDir, { scenario: name, result, table, command: options.command, notes });

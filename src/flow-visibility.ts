@@ -3,7 +3,7 @@
  * conntrack shows no open flow to the pod; on a node whose pod traffic bypasses conntrack (an
  * eBPF datapath: Cilium, Calico's eBPF mode) conntrack shows nothing, which would end every
  * drain at min-drain: silently wrong. There, open flows are unknown and a drain lasts its
- * maximum. This file judges signals read by the agent and the doctor (agent/flow-visibility-probe.ts).
+ * maximum. This file judges signals read by the agent and the doctor (agent/drain/flow-visibility-probe.ts).
  */
 
 export type FlowVisibilityMode = 'auto' | 'conntrack' | 'none';

@@ -3,8 +3,8 @@
  * nft on this node, removes every conndrain nftables table and twin IPVS service, prints what
  * it did, and ends the process through CliExit (0: done; 1: something could not be removed).
  */
-import { cleanupFlowpin } from '../../agent/flowpin/cleanup.js';
-import { createNft } from '../../agent/flowpin/nft.js';
+import { cleanupFlowpin } from '../../agent/ipvs/flowpin/cleanup.js';
+import { createNft } from '../../agent/ipvs/flowpin/nft.js';
 import { formatMark, type FwmarkRange } from '../../src/flowpin/fwmark-range.js';
 import { createLogger } from '../../src/logging.js';
 import { CliExit } from '../exit.js';

@@ -54,7 +54,7 @@ export async function removeUnreadyEndpoint(ipvs: IpvsApi, service: ServiceState
 /**
  * kube-router's stale-config cleanup on a sync (`cleanupStaleIPVSConfig`): every IPVS service it
  * did not program is deleted, fwmark services included, so conndrain's twins go too (see
- * agent/flowpin/README.md). Returns how many services it deleted.
+ * agent/ipvs/flowpin/README.md). Returns how many services it deleted.
  */
 export async function cleanupStaleServices(ipvs: IpvsApi, services: readonly ServiceState[]): Promise<number> {
   const own = new Set(services.flatMap(serviceKeys).map((key) => `${key.protocol}/${key.address}/${key.port}`));

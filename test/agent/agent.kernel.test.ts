@@ -2,7 +2,7 @@
  * The real agent process (spawned through the CLI) in a "node" network namespace, watching
  * the API server STAND-IN (test/apiserver: no real API server can be installed here), with
  * the host kernel's conntrack in that namespace. The host kernel has no IPVS: the agent runs
- * conntrack-only here (the IPVS hold is tested on the IPVS stand-in in agent/ipvs-hold.test.ts
+ * conntrack-only here (the IPVS hold is tested on the IPVS stand-in in agent/ipvs/ipvs-hold.test.ts
  * and in the QEMU guest in test/agent/agent-ipvs.vm.test.ts).
  */
 import { after, before, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * The real drain API server (agent/drain-api.ts) on loopback, over real drain sessions, a pod
+ * The real drain API server (agent/drain/drain-api.ts) on loopback, over real drain sessions, a pod
  * cache fed by hand, the in-memory conntrack stand-in and a fake clock: for the tests that pin
  * what the API answers (robustness, start-up hold, pod-gone, flow visibility).
  */
@@ -9,11 +9,11 @@ import { pino, type Logger } from 'pino';
 import type { ConntrackFillSpec } from 'netlink-native/testing';
 import { MemoryConntrack } from 'netlink-native/memory';
 import type { FlowVisibility } from '../../src/flow-visibility.js';
-import { DrainApi } from '../../agent/drain-api.js';
-import { DrainSessions, type DrainSummary } from '../../agent/drain-sessions.js';
-import { DEFAULT_FLOW_TIMEOUTS } from '../../agent/flows.js';
-import { PodCache } from '../../agent/pod-cache.js';
-import { SyncGate } from '../../agent/sync-gate.js';
+import { DrainApi } from '../../agent/drain/drain-api.js';
+import { DrainSessions, type DrainSummary } from '../../agent/drain/drain-sessions.js';
+import { DEFAULT_FLOW_TIMEOUTS } from '../../agent/drain/flows.js';
+import { PodCache } from '../../agent/pods/pod-cache.js';
+import { SyncGate } from '../../agent/pods/sync-gate.js';
 import { managedPod, markDeleting } from '../apiserver/pods.js';
 import { FakeClock, settle } from './fake-clock.js';
 

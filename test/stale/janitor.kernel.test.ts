@@ -16,7 +16,7 @@ import { loadKubeConnection } from '../../kube/load.js';
 import { Registry } from 'prom-client';
 import { openNetlink, type NativeNetlink } from 'netlink-native';
 import { systemClock } from '../../kube/clock.js';
-import { startJanitor, type RunningJanitor, type StaleJanitor } from '../../agent/janitor/index.js';
+import { startJanitor, type RunningJanitor, type StaleJanitor } from '../../agent/conntrack/janitor/index.js';
 import { createLogger } from '../../src/logging.js';
 import { AGENT_METRICS } from '../../src/metric-names.js';
 import { FakeApiServer, type JsonObject } from '../apiserver/server.js';

@@ -1,0 +1,200 @@
+import { afterEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { MemoryIpvs } from 'netlink-native/memory';
+import type { IpvsServiceKey } from 'netlink-native/types';
+import { IpvsHold, type RestoreAction } from './ipvs-hold.js';
+import { loadState, StateWriter, writeStateAtomic, type AgentState } from '../runtime/state-file.js';
+
+const logger = pino({ level: 'silent' });
+const MH: IpvsServiceKey = { family: 4, protocol: 'tcp', address: '10.96.0.10', port: 80 };
+const FWM: IpvsServiceKey = { family: 4, fwmark: 42 };
+const OTHER: IpvsServiceKey = { family: 4, protocol: 'udp', address: '10.96.0.53', port: 53 };
+const POD = { uid: 'uid-web', key: 'shop/web', ips: ['10.2.0.1'] };
+
+async function node(): Promise<MemoryIpvs> {
+  const ipvs = new MemoryIpvs();
+  await ipvs.addService({ key: MH, scheduler: 'mh', flags: 0 });
+  await ipvs.addService({ key: FWM, scheduler: 'sh' });
+  await ipvs.addService({ key: OTHER, scheduler: 'rr' });
+  await ipvs.addDestination(MH, { address: '10.2.0.1', port: 8080, weight: 3, forwarding: 'tunnel', tunnelType: 'ipip', upperThreshold: 100, lowerThreshold: 10 });
+  await ipvs.addDestination(MH, { address: '10.2.0.2', port: 8080, weight: 1, forwarding: 'tunnel' });
+  await ipvs.addDestination(FWM, { address: '10.2.0.1', port: 0, weight: 1, forwarding: 'route' });
+  await ipvs.addDestination(OTHER, { address: '10.2.0.9', port: 53, weight: 1 });
+  ipvs.history.length = 0;
+  return ipvs;
+}
+
+async function weights(ipvs: MemoryIpvs, key: IpvsServiceKey): Promise<Record<string, number>> {
+  return Object.fromEntries((await ipvs.listDestinations(key)).map((d) => [`${d.address}:${d.port}`, d.weight]));
+}
+
+function rig(ipvs: MemoryIpvs): { hold: IpvsHold; restores: RestoreAction[]; changes: number[] } {
+  const restores: RestoreAction[] = [];
+  const changes: number[] = [];
+  const hold = new IpvsHold({ ipvs, logger, hooks: { restored: (a) => restores.push(a), changed: () => changes.push(1) } });
+  return { hold, restores, changes };
+}
+
+test('holds every server of the pod (address/port and fwmark) at weight 0 by editing, touching nothing else', async () => {
+  const ipvs = await node();
+  const { hold } = rig(ipvs);
+  await hold.sync([POD], new Set());
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1, '10.2.0.1:8080': 0 });
+  assert.deepEqual(await weights(ipvs, FWM), { '10.2.0.1:0': 0 });
+  assert.deepEqual(await weights(ipvs, OTHER), { '10.2.0.9:53': 1 });
+  assert.deepEqual(ipvs.history.map((h) => h.op), ['setDestinationWeight', 'setDestinationWeight'], 'edits only: never delete + re-add');
+  const tunnel = (await ipvs.listDestinations(MH)).find((d) => d.address === '10.2.0.1');
+  assert.equal(tunnel?.forwarding, 'tunnel', 'forwarding kept');
+  assert.equal(tunnel?.upperThreshold, 100, 'thresholds kept');
+  assert.equal(hold.size, 2);
+  ipvs.history.length = 0;
+  await hold.sync([POD], new Set());
+  assert.deepEqual(ipvs.history, [], 'nothing to do when the hold is intact');
+});
+
+test('the proxy deletes a held server: re-added at its ORIGINAL weight, then edited to 0, counted as readd', async () => {
+  const ipvs = await node();
+  const { hold, restores } = rig(ipvs);
+  await hold.sync([POD], new Set());
+  ipvs.history.length = 0;
+  ipvs.proxyDeleteDestination(MH, { address: '10.2.0.1', port: 8080 });
+  await hold.sync([POD], new Set());
+  assert.deepEqual(ipvs.history.map((h) => `${h.op}:${String(h.weight)}`), ['addDestination:3', 'setDestinationWeight:0']);
+  const back = (await ipvs.listDestinations(MH)).find((d) => d.address === '10.2.0.1');
+  assert.equal(back?.weight, 0);
+  assert.equal(back?.forwarding, 'tunnel', 're-added with its forwarding method');
+  assert.equal(back?.upperThreshold, 100);
+  assert.deepEqual(restores, ['readd']);
+  assert.equal(hold.list().find((h) => h.service.fwmark === undefined)?.recreated, true);
+});
+
+test('the proxy resets a weight: re-asserted to 0, counted as weight', async () => {
+  const ipvs = await node();
+  const { hold, restores } = rig(ipvs);
+  await hold.sync([POD], new Set());
+  ipvs.proxySetWeight(FWM, { address: '10.2.0.1', port: 0 }, 1);
+  await hold.sync([POD], new Set());
+  assert.deepEqual(await weights(ipvs, FWM), { '10.2.0.1:0': 0 });
+  assert.deepEqual(restores, ['weight']);
+});
+
+test('pod gone: only servers the agent re-created are removed; the others stay as the proxy left them', async () => {
+  const ipvs = await node();
+  const { hold } = rig(ipvs);
+  await hold.sync([POD], new Set());
+  ipvs.proxyDeleteDestination(MH, { address: '10.2.0.1', port: 8080 });
+  await hold.sync([POD], new Set()); // re-created
+  ipvs.history.length = 0;
+  await hold.sync([], new Set());
+  assert.deepEqual(ipvs.history.map((h) => `${h.op}:${h.destination?.address ?? ''}`), ['deleteDestination:10.2.0.1']);
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1 });
+  assert.deepEqual(await weights(ipvs, FWM), { '10.2.0.1:0': 0 }, 'not ours to delete: left at 0 for the proxy');
+  assert.equal(hold.size, 0);
+});
+
+test('pod Ready again: original weights back where still 0, then hands off', async () => {
+  const ipvs = await node();
+  const { hold } = rig(ipvs);
+  await hold.sync([POD], new Set());
+  ipvs.proxySetWeight(FWM, { address: '10.2.0.1', port: 0 }, 5); // the proxy already changed this one
+  await hold.sync([], new Set([POD.uid]));
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1, '10.2.0.1:8080': 3 });
+  assert.deepEqual(await weights(ipvs, FWM), { '10.2.0.1:0': 5 });
+  ipvs.history.length = 0;
+  ipvs.proxySetWeight(MH, { address: '10.2.0.1', port: 8080 }, 7);
+  await hold.sync([], new Set([POD.uid]));
+  assert.deepEqual(ipvs.history, [], 'stopped interfering');
+});
+
+test('IPVS absent: sync rejects with EIPVSUNAVAILABLE only when something is to be held', async () => {
+  const ipvs = new MemoryIpvs({ unavailable: true });
+  const { hold } = rig(ipvs);
+  await hold.sync([], new Set());
+  await assert.rejects(hold.sync([POD], new Set()), (e: Error & { code?: string }) => e.code === 'EIPVSUNAVAILABLE');
+});
+
+let dir = '';
+afterEach(() => {
+  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  dir = '';
+});
+
+test('restart mid-drain: the state file carries the holds; the new agent restores what the proxy did meanwhile', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cd-hold-'));
+  const path = join(dir, 'state.json');
+  const ipvs = await node();
+  const first = rig(ipvs);
+  await first.hold.sync([POD], new Set());
+  const writer = new StateWriter(path, (): AgentState => ({ version: 2, writtenAt: 'now', pods: [], holds: first.hold.list(), sessions: [] }), (e) => assert.fail(String(e)));
+  await writer.save();
+  // The agent is gone; the proxy deletes the server on this node and resets the fwmark one.
+  ipvs.proxyDeleteDestination(MH, { address: '10.2.0.1', port: 8080 });
+  ipvs.proxySetWeight(FWM, { address: '10.2.0.1', port: 0 }, 1);
+  ipvs.history.length = 0;
+
+  const loaded = await loadState(path, Date.now());
+  assert.equal(loaded.kind, 'loaded');
+  const second = rig(ipvs);
+  second.hold.resume(loaded.kind === 'loaded' ? loaded.state.holds : []);
+  await second.hold.sync([POD], new Set());
+  assert.deepEqual(ipvs.history.map((h) => `${h.op}:${String(h.weight)}`).sort(), ['addDestination:3', 'setDestinationWeight:0', 'setDestinationWeight:0'], 're-added at the weight recorded before the restart');
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.1:8080': 0, '10.2.0.2:8080': 1 });
+  assert.deepEqual(second.restores.sort(), ['readd', 'weight']);
+  // And when the pod goes, the new agent removes the server it re-created.
+  await second.hold.sync([], new Set());
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1 });
+});
+
+test('state file: atomic replace, corrupt file set aside', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cd-state-'));
+  const path = join(dir, 'sub', 'state.json');
+  assert.deepEqual(await loadState(path, 1), { kind: 'missing' });
+  await writeStateAtomic(path, { version: 2, writtenAt: 'a', pods: [], holds: [], sessions: [] });
+  await writeStateAtomic(path, { version: 2, writtenAt: 'b', pods: [{ uid: 'u', key: 'ns/p', nodeName: 'n', ips: ['10.0.0.1'], state: 'draining', sinceMs: 1, wasReady: true, reason: 'deleting' }], holds: [], sessions: [] });
+  const loaded = await loadState(path, 1);
+  assert.equal(loaded.kind === 'loaded' ? loaded.state.pods[0]?.state : null, 'draining');
+  writeFileSync(path, '{"version":1,"pods":[{"uid":1}]');
+  const corrupt = await loadState(path, 7);
+  assert.equal(corrupt.kind, 'corrupt');
+  assert.equal(corrupt.kind === 'corrupt' ? corrupt.movedTo : null, `${path}.corrupt-7`);
+  assert.match(readFileSync(`${path}.corrupt-7`, 'utf8'), /uid/);
+});
+
+test('index fast path: known servers are edited before the scan; one the proxy deleted as the drain began is re-added (original weight, then 0)', async () => {
+  const ipvs = await node();
+  const { hold, restores } = rig(ipvs);
+  await hold.refreshIndex();
+  assert.equal(ipvs.history.length, 0, 'an index refresh only reads');
+  ipvs.proxyDeleteDestination(MH, { address: '10.2.0.1', port: 8080 }); // kube-router, racing the hold: no connection on this node
+  await hold.sync([POD], new Set());
+  assert.deepEqual(ipvs.history.map((h) => `${h.op}:${String(h.weight)}`).sort(), ['addDestination:3', 'setDestinationWeight:0', 'setDestinationWeight:0'], 'the fwmark server edited; the deleted one re-added at its original weight (3), edited to 0');
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.1:8080': 0, '10.2.0.2:8080': 1 });
+  assert.equal(hold.size, 2);
+  assert.deepEqual(restores, ['readd']);
+});
+
+test('a pod that drains again after Ready: its servers edited by the fast path, before any scan, and the original weight kept', async () => {
+  const ipvs = await node();
+  const { hold } = rig(ipvs);
+  await hold.sync([POD], new Set()); // first drain
+  await hold.sync([POD], new Set()); // the next interval's pass, still draining: its scan leaves weight 0 in the index
+  await hold.sync([], new Set([POD.uid])); // Ready again: weights back (3 and 1)
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1, '10.2.0.1:8080': 3 });
+  // The second drain: count the calls made before the first listServices (the full scan).
+  ipvs.history.length = 0;
+  const scanned = new Promise<number>((resolve) => {
+    const list = ipvs.listServices.bind(ipvs);
+    ipvs.listServices = () => {
+      resolve(ipvs.history.filter((h) => h.op === 'setDestinationWeight' && h.weight === 0).length);
+      return list();
+    };
+  });
+  await hold.sync([POD], new Set());
+  assert.equal(await scanned, 2, 'both known servers edited to 0 before the scan (the index said 0 from the first drain\'s second pass)');
+  await hold.sync([], new Set([POD.uid]));
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1, '10.2.0.1:8080': 3 }, 'the original weight (3), not the default');
+});

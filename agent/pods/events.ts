@@ -1,0 +1,100 @@
+/**
+ * Kubernetes Events on pods for app teams, from the agent of the pod's own node only:
+ * `DrainStarted`, then one `DrainFinished` saying how it ended (idle, timeout, pod-gone,
+ * ready-again), and `ConntrackFlushed`; `DrainInterrupted` (Warning) when an agent crash cut a
+ * held preStop call short. Creating an event is best effort: a failure is logged,
+ * never fatal, never retried in a loop.
+ */
+import type { CoreV1Event } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { EVENT_CONNTRACK_FLUSHED, EVENT_DRAIN_FINISHED, EVENT_DRAIN_INTERRUPTED, EVENT_DRAIN_STARTED } from '../../src/contract.js';
+import type { KubeConnection } from '../../kube/connection.js';
+import { kubeRequest } from '../../kube/request.js';
+
+export interface EventPod {
+  uid: string;
+  namespace: string;
+  name: string;
+  nodeName: string | undefined;
+  ips: readonly string[];
+}
+
+export type EventSink = (namespace: string, body: CoreV1Event) => Promise<unknown>;
+
+/** POST /api/v1/namespaces/<ns>/events (core/v1 Event, as CoreV1Api.createNamespacedEvent sends it). */
+export function kubeEventSink(connection: KubeConnection): EventSink {
+  return (namespace, body) => kubeRequest(connection, 'POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, {}, body);
+}
+
+export class PodEvents {
+  /** Pods with a DrainStarted and no DrainFinished yet. */
+  private readonly open = new Set<string>();
+  private readonly pendingWrites = new Set<Promise<void>>();
+
+  constructor(
+    private readonly sink: EventSink,
+    private readonly nodeName: string,
+    private readonly logger: Logger,
+    private readonly now: () => number,
+  ) {}
+
+  drainStarted(pod: EventPod, message: string): void {
+    if (!this.mine(pod) || this.open.has(pod.uid)) return;
+    this.open.add(pod.uid);
+    this.emit(pod, EVENT_DRAIN_STARTED, message);
+  }
+
+  drainFinished(pod: EventPod, ended: string, message: string): void {
+    if (!this.mine(pod) || !this.open.delete(pod.uid)) return;
+    this.emit(pod, EVENT_DRAIN_FINISHED, `ended: ${ended}; ${message}`);
+  }
+
+  /** A drain another agent instance started (its DrainStarted is posted): its DrainFinished comes from here. */
+  drainResumed(pod: EventPod): void {
+    if (this.mine(pod)) this.open.add(pod.uid);
+  }
+
+  drainInterrupted(pod: EventPod, message: string): void {
+    if (!this.mine(pod)) return;
+    this.emit(pod, EVENT_DRAIN_INTERRUPTED, message, 'Warning');
+  }
+
+  conntrackFlushed(pod: EventPod, message: string): void {
+    if (!this.mine(pod)) return;
+    this.open.delete(pod.uid);
+    this.emit(pod, EVENT_CONNTRACK_FLUSHED, message);
+  }
+
+  /** Waits for the events being written (shutdown, tests). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.pendingWrites]);
+  }
+
+  private mine(pod: EventPod): boolean {
+    return pod.nodeName === this.nodeName && pod.name !== '';
+  }
+
+  private emit(pod: EventPod, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal'): void {
+    const at = new Date(this.now());
+    const body: CoreV1Event = {
+      metadata: { generateName: `${pod.name}.`, namespace: pod.namespace },
+      involvedObject: { kind: 'Pod', apiVersion: 'v1', namespace: pod.namespace, name: pod.name, uid: pod.uid },
+      reason,
+      message,
+      type,
+      source: { component: 'conndrain-agent', host: this.nodeName },
+      reportingComponent: 'conndrain.io/agent',
+      reportingInstance: this.nodeName,
+      firstTimestamp: at,
+      lastTimestamp: at,
+      count: 1,
+    };
+    const log = this.logger.child({ pod: `${pod.namespace}/${pod.name}`, ips: pod.ips, reason });
+    const write = this.sink(pod.namespace, body).then(
+      () => log.debug('event recorded'),
+      (error: unknown) => log.warn({ err: error }, 'could not record the Kubernetes Event (ignored)'),
+    );
+    this.pendingWrites.add(write);
+    void write.finally(() => this.pendingWrites.delete(write));
+  }
+}

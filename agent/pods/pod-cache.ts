@@ -1,0 +1,277 @@
+/**
+ * The agent's store of managed pods, fed by the watch: every managed pod of the cluster
+ * (150,000 at Kubernetes' published limit), so it keeps per pod only what the agent reads,
+ * packed:
+ *
+ * - uid, name and drain id: one string each (the uid string is also the index key);
+ * - namespace, node name and drain settings (the parsed conndrain.io annotations, shared by
+ *   every pod of a workload): ids into reference-counted intern tables (interner.ts);
+ * - readiness, terminal phase, flow-pinning opt-out: bits; the time a deleting pod counts as
+ *   gone: a float (NaN when not deleting);
+ * - one IPv4 address (the common case) as a 32-bit integer, anything else as a list;
+ * - indexes: uid -> slot, drain id -> slots, IP -> slots (multi-index.ts: a plain number
+ *   per key unless two pods share it).
+ *
+ * Slots of removed pods are reused, so churn does not grow it. The answers (`get`, `byDrain`,
+ * `views`, `liveHolder`, `deleting`, `flowPinningOptOuts`) are the ones the full pod objects
+ * give (pod-cache.test.ts checks that over random pods and update sequences); a `CachedPod`
+ * is built on demand and not kept.
+ */
+import { ANNOTATION_DRAIN_ID, ANNOTATION_FLOW_PINNING, DOMAIN } from '../../src/contract.js';
+import { parseDrainRequest, type DrainRequest } from '../../src/annotations.js';
+import { podKey, type PodLike } from '../../src/pod/pod-like.js';
+import { viewPod, type PodView } from '../../src/pod/view.js';
+import { Interner } from './pod-store/interner.js';
+import { packIpv4, unpackIpv4 } from './pod-store/ipv4.js';
+import { MultiIndex } from './pod-store/multi-index.js';
+
+export interface CachedPod {
+  view: PodView;
+  namespace: string;
+  name: string;
+  drain: DrainRequest;
+  /** The pod's owners turned flow pinning off (annotation conndrain.io/flow-pinning: off). */
+  flowPinningOff: boolean;
+}
+
+const READY = 1;
+const TERMINAL = 2;
+const FLOW_PINNING_OFF = 4;
+/** The pod has exactly one IP, an IPv4 address, in `ip4`. */
+const ONE_IPV4 = 8;
+const HAS_NODE = 16;
+
+const PREFIX = `${DOMAIN}/`;
+
+/** The drain settings' intern key: the conndrain.io annotations parseDrainRequest reads, sorted. */
+function drainKey(annotations: Record<string, unknown>): string {
+  const entries: Array<[string, string]> = [];
+  for (const [k, v] of Object.entries(annotations)) {
+    if (typeof v === 'string' && k.startsWith(PREFIX) && k !== ANNOTATION_DRAIN_ID && k !== ANNOTATION_FLOW_PINNING) entries.push([k, v]);
+  }
+  entries.sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  return JSON.stringify(entries);
+}
+
+function grow<A extends Int32Array | Uint8Array | Float64Array>(array: A, need: number, make: (n: number) => A): A {
+  if (need <= array.length) return array;
+  const next = make(Math.max(need, array.length * 2));
+  next.set(array);
+  return next;
+}
+
+export class PodCache {
+  private readonly slotOf = new Map<string, number>();
+  private readonly freeSlots: number[] = [];
+  private slots = 0;
+  private readonly uids: Array<string | undefined> = [];
+  private readonly names: Array<string | undefined> = [];
+  private readonly drainIds: Array<string | undefined> = [];
+  private ns = new Int32Array(1024);
+  private node = new Int32Array(1024);
+  private drain = new Int32Array(1024);
+  private ip4 = new Int32Array(1024);
+  private flags = new Uint8Array(1024);
+  private goneAt = new Float64Array(1024);
+  private readonly otherIps = new Map<number, string[]>();
+  private readonly namespaces = new Interner<string>((k) => k);
+  private readonly nodes = new Interner<string>((k) => k);
+  private readonly drains = new Interner<DrainRequest>((k) => parseDrainRequest(Object.fromEntries(JSON.parse(k) as Array<[string, string]>)));
+  private readonly byDrainId = new MultiIndex<string>();
+  private readonly byIp4 = new MultiIndex<number>();
+  private readonly byIpOther = new MultiIndex<string>();
+  private readonly optOuts = new Set<number>();
+  private deletingCount = 0;
+
+  constructor(private readonly goneSlackMs: number) {}
+
+  get size(): number {
+    return this.slotOf.size;
+  }
+
+  /** Pods being deleted (their state changes with time alone). */
+  get deleting(): number {
+    return this.deletingCount;
+  }
+
+  /** Distinct shared values stored once (namespaces, nodes, drain settings): for tests and metrics. */
+  get interned(): { namespaces: number; nodes: number; drainSettings: number } {
+    return { namespaces: this.namespaces.size, nodes: this.nodes.size, drainSettings: this.drains.size };
+  }
+
+  /** Uids of the pods that opted out of flow pinning. */
+  flowPinningOptOuts(): Set<string> {
+    const out = new Set<string>();
+    for (const slot of this.optOuts) out.add(this.uids[slot] as string);
+    return out;
+  }
+
+  knownUids(): IterableIterator<string> {
+    return this.slotOf.keys();
+  }
+
+  has(uid: string): boolean {
+    return this.slotOf.has(uid);
+  }
+
+  upsert(pod: PodLike): CachedPod {
+    const view = viewPod(pod, this.goneSlackMs);
+    this.remove(view.uid);
+    const slot = this.freeSlots.pop() ?? this.slots++;
+    this.ensure(slot + 1);
+    const annotations = pod.metadata?.annotations ?? {};
+    this.slotOf.set(view.uid, slot);
+    this.uids[slot] = view.uid;
+    this.names[slot] = pod.metadata?.name ?? '';
+    this.ns[slot] = this.namespaces.acquire(pod.metadata?.namespace ?? '');
+    let flags = 0;
+    if (view.nodeName !== undefined) {
+      flags |= HAS_NODE;
+      this.node[slot] = this.nodes.acquire(view.nodeName);
+    }
+    if (view.ready) flags |= READY;
+    if (view.terminal) flags |= TERMINAL;
+    if (['off', 'false'].includes((annotations[ANNOTATION_FLOW_PINNING] ?? '').trim().toLowerCase())) {
+      flags |= FLOW_PINNING_OFF;
+      this.optOuts.add(slot);
+    }
+    const packed = view.ips.length === 1 ? packIpv4(view.ips[0] as string) : undefined;
+    if (packed !== undefined) {
+      flags |= ONE_IPV4;
+      this.ip4[slot] = packed;
+      this.byIp4.add(packed, slot);
+    } else {
+      this.otherIps.set(slot, view.ips);
+      for (const ip of view.ips) {
+        const p = packIpv4(ip);
+        if (p === undefined) this.byIpOther.add(ip, slot);
+        else this.byIp4.add(p, slot);
+      }
+    }
+    this.flags[slot] = flags;
+    this.goneAt[slot] = view.goneAtMs ?? Number.NaN;
+    if (view.goneAtMs !== undefined) this.deletingCount += 1;
+    this.drain[slot] = this.drains.acquire(drainKey(annotations));
+    const drainId = annotations[ANNOTATION_DRAIN_ID];
+    this.drainIds[slot] = drainId;
+    if (drainId !== undefined && drainId !== '') this.byDrainId.add(drainId, slot);
+    return this.podAt(slot);
+  }
+
+  /** Removes by uid (or by the pod object, whose uid is read); returns what was stored. */
+  remove(uidOrPod: string | PodLike): CachedPod | undefined {
+    const uid = typeof uidOrPod === 'string' ? uidOrPod : (uidOrPod.metadata?.uid ?? podKey(uidOrPod));
+    const slot = this.slotOf.get(uid);
+    if (slot === undefined) return undefined;
+    const gone = this.podAt(slot);
+    const flags = this.flags[slot] as number;
+    this.slotOf.delete(uid);
+    this.namespaces.release(this.ns[slot] as number);
+    if ((flags & HAS_NODE) !== 0) this.nodes.release(this.node[slot] as number);
+    this.drains.release(this.drain[slot] as number);
+    if ((flags & FLOW_PINNING_OFF) !== 0) this.optOuts.delete(slot);
+    if ((flags & ONE_IPV4) !== 0) this.byIp4.delete(this.ip4[slot] as number, slot);
+    else {
+      for (const ip of this.otherIps.get(slot) ?? []) {
+        const p = packIpv4(ip);
+        if (p === undefined) this.byIpOther.delete(ip, slot);
+        else this.byIp4.delete(p, slot);
+      }
+      this.otherIps.delete(slot);
+    }
+    if (!Number.isNaN(this.goneAt[slot])) this.deletingCount -= 1;
+    const drainId = this.drainIds[slot];
+    if (drainId !== undefined && drainId !== '') this.byDrainId.delete(drainId, slot);
+    this.uids[slot] = undefined;
+    this.names[slot] = undefined;
+    this.drainIds[slot] = undefined;
+    this.flags[slot] = 0;
+    this.freeSlots.push(slot);
+    return gone;
+  }
+
+  get(uid: string): CachedPod | undefined {
+    const slot = this.slotOf.get(uid);
+    return slot === undefined ? undefined : this.podAt(slot);
+  }
+
+  /** The plan's view of one pod. */
+  view(uid: string): PodView | undefined {
+    const slot = this.slotOf.get(uid);
+    return slot === undefined ? undefined : this.viewAt(slot);
+  }
+
+  /** The pod carrying this drain id (the latest stored, should two carry it). */
+  byDrain(drainId: string): CachedPod | undefined {
+    const slots = this.byDrainId.slots(drainId);
+    const slot = slots[slots.length - 1];
+    return slot === undefined ? undefined : this.podAt(slot);
+  }
+
+  views(): PodView[] {
+    const out: PodView[] = [];
+    for (const slot of this.slotOf.values()) out.push(this.viewAt(slot));
+    return out;
+  }
+
+  /** Every stored pod's IPs, without building views. */
+  forEachIp(fn: (ip: string) => void): void {
+    for (const slot of this.slotOf.values()) for (const ip of this.ipsAt(slot)) fn(ip);
+  }
+
+  /**
+   * A pod in the API that is not gone and holds `ip` (the IP-reuse check before a flush):
+   * not terminal and not past its deletionTimestamp + slack.
+   */
+  liveHolder(ip: string, nowMs: number, exceptUid?: string): CachedPod | undefined {
+    const packed = packIpv4(ip);
+    const slots = packed === undefined ? this.byIpOther.slots(ip) : this.byIp4.slots(packed);
+    for (const slot of slots) {
+      if (this.uids[slot] === exceptUid) continue;
+      if (((this.flags[slot] as number) & TERMINAL) !== 0) continue;
+      const goneAt = this.goneAt[slot] as number;
+      if (!Number.isNaN(goneAt) && nowMs >= goneAt) continue;
+      return this.podAt(slot);
+    }
+    return undefined;
+  }
+
+  private ensure(need: number): void {
+    this.ns = grow(this.ns, need, (n) => new Int32Array(n));
+    this.node = grow(this.node, need, (n) => new Int32Array(n));
+    this.drain = grow(this.drain, need, (n) => new Int32Array(n));
+    this.ip4 = grow(this.ip4, need, (n) => new Int32Array(n));
+    this.flags = grow(this.flags, need, (n) => new Uint8Array(n));
+    this.goneAt = grow(this.goneAt, need, (n) => new Float64Array(n));
+  }
+
+  private ipsAt(slot: number): string[] {
+    return ((this.flags[slot] as number) & ONE_IPV4) !== 0 ? [unpackIpv4(this.ip4[slot] as number)] : [...(this.otherIps.get(slot) ?? [])];
+  }
+
+  private viewAt(slot: number): PodView {
+    const flags = this.flags[slot] as number;
+    const goneAt = this.goneAt[slot] as number;
+    return {
+      uid: this.uids[slot] as string,
+      key: `${this.namespaces.value(this.ns[slot] as number)}/${this.names[slot] ?? ''}`,
+      nodeName: (flags & HAS_NODE) !== 0 ? this.nodes.value(this.node[slot] as number) : undefined,
+      ips: this.ipsAt(slot),
+      ready: (flags & READY) !== 0,
+      deleting: !Number.isNaN(goneAt),
+      goneAtMs: Number.isNaN(goneAt) ? undefined : goneAt,
+      terminal: (flags & TERMINAL) !== 0,
+      drainId: this.drainIds[slot],
+    };
+  }
+
+  private podAt(slot: number): CachedPod {
+    return {
+      view: this.viewAt(slot),
+      namespace: this.namespaces.value(this.ns[slot] as number),
+      name: this.names[slot] ?? '',
+      drain: this.drains.value(this.drain[slot] as number),
+      flowPinningOff: ((this.flags[slot] as number) & FLOW_PINNING_OFF) !== 0,
+    };
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * List/watch of managed pods (label conndrain.io/managed=true) in every namespace: the shared
+ * restarting list/watch (kube/list-watch.ts: `@kubernetes/client-node`'s Watch, lists from
+ * the watch cache decoded as they stream, relist on 410, jittered backoff restarts) with each pod pruned to the fields conndrain reads
+ * as it arrives, so no full pod object outlives its event.
+ */
+import type { Logger } from 'pino';
+import { MANAGED_SELECTOR } from '../../src/contract.js';
+import type { PodLike } from '../../src/pod/pod-like.js';
+import { prunePod } from '../../src/pod/prune.js';
+import type { Clock } from '../../kube/clock.js';
+import type { KubeConnection } from '../../kube/connection.js';
+import { RestartingListWatch } from '../../kube/list-watch.js';
+
+export interface PodWatchHandlers {
+  upsert(pod: PodLike): void;
+  /** The pod left (deleted, or absent from a relist): its uid. */
+  remove(uid: string): void;
+  /** The first list was applied (called once). */
+  synced(): void;
+  /** The watch failed and will restart after `delayMs`. */
+  restarting(error: unknown, delayMs: number): void;
+  /** A 410 Gone: relisting after `delayMs` (jittered backoff when it repeats). */
+  relisting?(delayMs: number): void;
+}
+
+export interface PodWatchOptions {
+  connection: KubeConnection;
+  backoffMaxMs: number;
+  clock: Clock;
+  logger: Logger;
+  /** Server-side watch timeout; the watch is then renewed from the last resourceVersion. */
+  watchTimeoutSeconds?: number;
+  /** Pods per list page. */
+  pageSize?: number;
+}
+
+/** A pod's identity in the cache: its uid (namespace/name for objects without one). */
+export function podUid(pod: PodLike): string {
+  return pod.metadata?.uid ?? `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+}
+
+export class PodWatch {
+  private readonly lw: RestartingListWatch<PodLike>;
+
+  constructor(options: PodWatchOptions, handlers: PodWatchHandlers) {
+    this.lw = new RestartingListWatch<PodLike>(
+      {
+        connection: options.connection,
+        path: '/api/v1/pods',
+        labelSelector: MANAGED_SELECTOR,
+        pageSize: options.pageSize ?? 100,
+        project: (raw) => prunePod(raw as PodLike),
+        keyOf: podUid,
+        clock: options.clock,
+        backoffMaxMs: options.backoffMaxMs,
+        watchTimeoutSeconds: options.watchTimeoutSeconds ?? 300,
+      },
+      {
+        upsert: (pod) => handlers.upsert(pod),
+        remove: (uid) => handlers.remove(uid),
+        synced: () => handlers.synced(),
+        restarting: (error, delayMs) => handlers.restarting(error, delayMs),
+        relisting: (delayMs) => handlers.relisting?.(delayMs),
+      },
+    );
+  }
+
+  get synced(): boolean {
+    return this.lw.synced;
+  }
+
+  start(): void {
+    this.lw.start();
+  }
+
+  stop(): Promise<void> {
+    return this.lw.stop();
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * Drain sessions across agent processes, in-process (API server stand-in, in-memory conntrack,
+ * real HTTP servers, one state file): a process that never finished start() never writes the
+ * state file; a session handed over on a graceful stop is continued by the next agent (no second
+ * DrainStarted, one DrainFinished); a session whose holder vanished is reported (DrainInterrupted,
+ * counter); a newer agent that connects to a running one takes the state file over.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
+import { managedPod } from '../../test/apiserver/pods.js';
+import { AgentRig, memoryNetlink, until } from '../../test/agent/agent-rig.js';
+import { Agent } from '../agent.js';
+import type { AgentState, SessionRecord } from './state-file.js';
+
+const rig = new AgentRig('cd-handover');
+const server = rig.server;
+before(() => rig.start());
+after(() => rig.stop());
+
+function makeAgent(node: string, stateFile: string, ct: MemoryConntrack, ports: { metricsPort?: number } = {}): Promise<Agent> {
+  return rig.makeAgent(node, memoryNetlink(ct, new MemoryIpvs()), {
+    stateFile, flags: { flowPollInterval: '50ms', conntrackEvents: 'false', ipvsHold: 'false' }, config: { metricsPort: ports.metricsPort ?? 0 },
+  });
+}
+
+function reasonsOf(pod: string): string[] {
+  return server.events.filter((e) => (e.involvedObject as { name: string }).name === pod).map((e) => String(e.reason));
+}
+
+async function openFlow(ct: MemoryConntrack, ip: string): Promise<void> {
+  await ct.insertConntrackForTest([{ protocol: 'tcp', origSrc: '192.0.2.1', origDst: ip, dstPort: 8080, state: 'ESTABLISHED', timeout: 3600 }]);
+}
+
+function readState(path: string): AgentState {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as AgentState;
+  } catch {
+    return { version: 2, writtenAt: '', pods: [], holds: [], sessions: [] };
+  }
+}
+
+test('a process that fails to start (port taken) never writes the state file it did not finish loading', async () => {
+  const path = rig.path('taken.json');
+  const before = JSON.stringify({ version: 2, writtenAt: 'x', pods: [{ uid: 'u1', key: 'shop/x', nodeName: 'node-t', ips: ['10.9.0.1'], state: 'draining', sinceMs: 1, wasReady: true, reason: 'not-ready' }], holds: [], sessions: [] });
+  writeFileSync(path, before);
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const address = taken.address();
+  assert.ok(typeof address === 'object' && address !== null);
+  const agent = await makeAgent('node-t', path, new MemoryConntrack(), { metricsPort: address.port });
+  await assert.rejects(agent.start(), /EADDRINUSE/);
+  await agent.stop();
+  await new Promise<void>((resolve) => taken.close(() => resolve()));
+  assert.equal(readFileSync(path, 'utf8'), before, 'the state file is as it was (no empty snapshot over it)');
+});
+
+test('a drain handed over on a graceful stop is continued by the next agent: one DrainStarted, one DrainFinished, the original deadlines', async () => {
+  const path = rig.path('resume.json');
+  const ct = new MemoryConntrack();
+  await openFlow(ct, '10.8.0.1');
+  server.putPod(managedPod({ name: 'r1', nodeName: 'node-r', ips: ['10.8.0.1'], drain: '20s', minDrain: '1s' }));
+  const first = await makeAgent('node-r', path, ct);
+  const { drainPort } = await first.start();
+  await until('synced', () => first.readiness().ready);
+  const cut = fetch(`http://127.0.0.1:${drainPort}/v1/drain/drain-r1`).then(() => 'answered', () => 'cut');
+  await until('DrainStarted', () => reasonsOf('r1').includes('DrainStarted'));
+  await first.stop();
+  assert.equal(await cut, 'cut', 'stop() (not a handover) cuts the held call');
+  const saved = readState(path).sessions;
+  assert.deepEqual(saved.map((s) => [s.drainId, s.handedOver, s.startedPosted]), [['drain-r1', true, true]]);
+
+  const second = await makeAgent('node-r', path, ct);
+  const ports = await second.start();
+  try {
+    await until('synced', () => second.readiness().ready);
+    const answer = fetch(`http://127.0.0.1:${ports.drainPort}/v1/drain/drain-r1`).then(async (r) => (await r.json()) as { ended: string; elapsedMs: number });
+    await new Promise((r) => setTimeout(r, 300));
+    await ct.deleteConntrack({ addresses: ['10.8.0.1'], match: ['origDst'] });
+    const summary = await answer;
+    assert.equal(summary.ended, 'idle');
+    assert.ok(summary.elapsedMs >= 1000, `elapsed since the first agent began it: ${summary.elapsedMs} ms`);
+    await until('DrainFinished', () => reasonsOf('r1').includes('DrainFinished'));
+    assert.deepEqual(reasonsOf('r1'), ['DrainStarted', 'DrainFinished']);
+    await until('no open session left in the file', () => readState(path).sessions.length === 0);
+  } finally {
+    await second.stop();
+  }
+});
+
+test('a session whose holder is gone without a handover (kill -9) is reported once: DrainInterrupted, the counter, then DrainFinished when the drain ends', async () => {
+  const path = rig.path('crash.json');
+  const ct = new MemoryConntrack();
+  server.putPod(managedPod({ name: 'k1', nodeName: 'node-k', ips: ['10.7.0.1'], drain: '20s', minDrain: '1s' }));
+  const session: SessionRecord = { drainId: 'drain-k1', uid: 'uid-k1', key: 'shop/k1', nodeName: 'node-k', ips: ['10.7.0.1'], startedAtMs: Date.now() - 500, minDrainMs: 1000, drainMs: 20_000, startedPosted: true, holder: 'node-k.dead0000', handedOver: false };
+  writeFileSync(path, JSON.stringify({ version: 2, writtenAt: 'x', owner: { instance: 'node-k.dead0000', startedAtMs: 1 }, pods: [], holds: [], sessions: [session] }));
+  const agent = await makeAgent('node-k', path, ct);
+  const { metricsPort } = await agent.start();
+  try {
+    await until('DrainInterrupted', () => reasonsOf('k1').includes('DrainInterrupted'));
+    await until('DrainFinished (no flow: idle at min-drain)', () => reasonsOf('k1').includes('DrainFinished'));
+    assert.deepEqual(reasonsOf('k1'), ['DrainInterrupted', 'DrainFinished'], 'no second DrainStarted');
+    const interrupted = server.events.find((e) => e.reason === 'DrainInterrupted');
+    assert.equal(interrupted?.type, 'Warning');
+    assert.match(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(), /conndrain_drains_interrupted_total 1\n/);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('overlap: a newer agent takes the state file over; the older one hands over on SIGTERM (answers its held call when the flow closes), nothing is interrupted', async () => {
+  const path = rig.path('overlap.json');
+  const ct = new MemoryConntrack();
+  await openFlow(ct, '10.6.0.1');
+  server.putPod(managedPod({ name: 'o1', nodeName: 'node-o', ips: ['10.6.0.1'], drain: '20s', minDrain: '1s' }));
+  const older = await makeAgent('node-o', path, ct);
+  const newer = await makeAgent('node-o', path, ct);
+  try {
+    const olderPorts = await older.start();
+    await until('synced', () => older.readiness().ready);
+    const held = fetch(`http://127.0.0.1:${olderPorts.drainPort}/v1/drain/drain-o1`).then(async (r) => (await r.json()) as { ended: string }, (e: unknown) => ({ ended: `error ${String(e)}` }));
+    await until('the file has the session', () => readState(path).sessions.length === 1);
+    const newerPorts = await newer.start();
+    await until('the newer owns the file', () => readState(path).owner?.instance === newer.instance.instance);
+    const handover = older.handOver();
+    assert.equal((await fetch(`http://127.0.0.1:${newerPorts.drainPort}/v1/drain/no-such-id`)).status, 404, 'the newer one serves meanwhile');
+    await new Promise((r) => setTimeout(r, 1200));
+    await ct.deleteConntrack({ addresses: ['10.6.0.1'], match: ['origDst'] });
+    assert.equal((await held).ended, 'idle', 'answered when the flow closed, not cut');
+    await handover;
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(reasonsOf('o1'), ['DrainStarted', 'DrainFinished']);
+    assert.doesNotMatch(await (await fetch(`http://127.0.0.1:${newerPorts.metricsPort}/metrics`)).text(), /conndrain_drains_interrupted_total [1-9]/);
+    assert.equal(readState(path).owner?.instance, newer.instance.instance, 'the older one did not write over it');
+  } finally {
+    await older.stop();
+    await newer.stop();
+  }
+});
