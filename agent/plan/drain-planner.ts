@@ -14,11 +14,19 @@ import type { PodView } from '../../src/pod/view.js';
 import { DeadlineQueue } from './deadline-queue.js';
 import type { DrainingPod } from '../ipvs/ipvs-hold.js';
 import type { PodCache } from '../pods/pod-cache.js';
+import { Topic } from '../topic.js';
 
-export interface PlannerHooks {
-  transition(t: Transition, rec: PodRecord): void;
-  /** A gone pod's IPs no live pod holds: flush this node's conntrack entries of them. */
-  flush(pod: { uid: string; key: string; ips: string[] }): void;
+/** A planned state change of one pod (the drain runnable reacts: log, Events, sessions). */
+export interface PlannedTransition {
+  transition: Transition;
+  record: PodRecord;
+}
+
+/** A gone pod whose IPs no live pod holds: flush this node's conntrack entries of them. */
+export interface PlannedFlush {
+  uid: string;
+  key: string;
+  ips: string[];
 }
 
 function serving(view: PodView): boolean {
@@ -42,10 +50,12 @@ export class DrainPlanner {
   /** Pods planned since start (one per touched pod per run): tests and the bench read it. */
   plannedTotal = 0;
 
-  constructor(
-    private readonly cache: PodCache,
-    private readonly hooks: PlannerHooks,
-  ) {}
+  /** Published as each pod is planned. */
+  readonly transitions = new Topic<PlannedTransition>();
+  /** Published for every flush the plan asks for (the conntrack runnable subscribes). */
+  readonly flushes = new Topic<PlannedFlush>();
+
+  constructor(private readonly cache: PodCache) {}
 
   /** Pods waiting to be re-planned. */
   get pending(): number {
@@ -123,8 +133,8 @@ export class DrainPlanner {
         this.holdingChanged = true;
       }
       if (pod?.goneAtMs !== undefined && rec?.state === 'draining') this.deadlines.push(pod.goneAtMs, uid);
-      if (result.transition !== undefined && rec !== undefined) this.hooks.transition(result.transition, rec);
-      for (const action of result.actions) if (action.kind === 'flush') this.hooks.flush({ uid, key: action.key, ips: rec?.ips ?? action.ips });
+      if (result.transition !== undefined && rec !== undefined) this.transitions.publish({ transition: result.transition, record: rec });
+      for (const action of result.actions) if (action.kind === 'flush') this.flushes.publish({ uid, key: action.key, ips: rec?.ips ?? action.ips });
     }
     return changed;
   }

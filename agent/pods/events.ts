@@ -9,6 +9,7 @@ import type { CoreV1Event } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { EVENT_CONNTRACK_FLUSHED, EVENT_DRAIN_FINISHED, EVENT_DRAIN_INTERRUPTED, EVENT_DRAIN_STARTED } from '../../src/contract.js';
 import type { KubeConnection } from '../../kube/connection.js';
+import type { PodRecord } from '../../src/drain-plan.js';
 import { kubeRequest } from '../../kube/request.js';
 
 export interface EventPod {
@@ -17,6 +18,13 @@ export interface EventPod {
   name: string;
   nodeName: string | undefined;
   ips: readonly string[];
+}
+
+/** The pod of a plan record (its key is namespace/name). */
+export function eventPodOf(rec: Pick<PodRecord, 'uid' | 'key' | 'nodeName' | 'ips'>): EventPod {
+  const at = rec.key.indexOf('/');
+  const { namespace, name } = at < 0 ? { namespace: '', name: rec.key } : { namespace: rec.key.slice(0, at), name: rec.key.slice(at + 1) };
+  return { uid: rec.uid, namespace, name, nodeName: rec.nodeName, ips: rec.ips };
 }
 
 export type EventSink = (namespace: string, body: CoreV1Event) => Promise<unknown>;

@@ -1,0 +1,171 @@
+/**
+ * The conntrack runnable: deletes a gone pod's entries (ghost cleanup) when the plan asks,
+ * keeps the conntrack event index on the IPs of the managed pods, runs the stale-entry janitor
+ * (--janitor) and polls the table's statistics. The drain sessions count open flows through
+ * `api`, which asks the event index when it is open and a dump pass otherwise.
+ */
+import type { Logger } from 'pino';
+import type { ConntrackApi, ConntrackEventsApi } from 'netlink-native/types';
+import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { KubeConnection } from '../../kube/connection.js';
+import type { AgentConfig } from '../../src/config/agent.js';
+import type { PodRecord } from '../../src/drain-plan.js';
+import type { PlannedFlush } from '../plan/drain-planner.js';
+import { eventPodOf, type PodEvents } from '../pods/events.js';
+import type { Runnable } from '../runnable.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
+import { Topic } from '../topic.js';
+import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
+import { IndexedConntrack } from './indexed-conntrack.js';
+import type { RunningJanitor } from './janitor/index.js';
+
+/** The plan's records, as the cleanup needs them: who is gone, and marking them flushed. */
+export interface FlushedPlan {
+  record(uid: string): PodRecord | undefined;
+  markFlushed(uid: string, nowMs: number): boolean;
+}
+
+export interface ConntrackOptions {
+  config: Pick<AgentConfig, 'nodeName' | 'conntrackEvents' | 'flushWindowMs' | 'janitor' | 'janitorGraceMs' | 'janitorIntervalMs' | 'relistBackoffMaxMs' | 'statsIntervalMs'>;
+  netlink: ConntrackApi & Partial<ConntrackEventsApi>;
+  kube: KubeConnection;
+  clock: Clock;
+  logger: Logger;
+  metrics: AgentMetrics;
+  events: PodEvents;
+  plan: FlushedPlan;
+  /** The live pod (namespace/name) that holds `ip` now, other than `goneUid` (IP reuse). */
+  liveHolder: (ip: string, goneUid: string) => string | undefined;
+  /** The IPs the event index watches: every managed pod known and every pod not yet flushed. */
+  watchedIps: () => Set<string>;
+}
+
+export class ConntrackRunnable implements Runnable {
+  readonly name = 'conntrack';
+  /** Conntrack for the drain sessions: the event index when open, the dump otherwise. */
+  readonly api: ConntrackApi;
+  /** A pod's entries were deleted and its record is `flushed` (the state file is due). */
+  readonly flushed = new Topic<void>();
+  /** The stale-entry janitor, when --janitor is on. */
+  janitor: RunningJanitor | undefined;
+  private readonly cleanup: GhostCleanup;
+  /** The conntrack event index, when --conntrack-events is on and it opened. */
+  private indexed: IndexedConntrack | undefined;
+  /** Pod IPs changed since the event index was last told (told at most once a second). */
+  private watchedIpsStale = true;
+  private watchedIpsToldAt = Number.NEGATIVE_INFINITY;
+  private statsTimer: TimerHandle | undefined;
+
+  constructor(private readonly options: ConntrackOptions) {
+    const { netlink, clock, logger: log, metrics, config } = options;
+    this.api = {
+      listConntrack: (o) => (this.indexed ?? netlink).listConntrack(o),
+      deleteConntrack: (o) => (this.indexed ?? netlink).deleteConntrack(o),
+      deleteConntrackEntries: (e) => netlink.deleteConntrackEntries(e),
+      scanDnatEntries: (o) => netlink.scanDnatEntries(o),
+      conntrackStats: () => netlink.conntrackStats(),
+    };
+    this.cleanup = new GhostCleanup({
+      conntrack: this.api,
+      clock,
+      windowMs: config.flushWindowMs,
+      logger: log,
+      // Re-checked against the cache just before each pass (and counted when reused).
+      liveHolder: options.liveHolder,
+      hooks: {
+        flushed: (uid, report) => this.onFlushed(uid, report),
+        reuseSkipped: () => metrics.ipReuseSkips.inc(),
+        passDone: (report) => {
+          metrics.flushDuration.observe(report.result.ms / 1000);
+          for (const [protocol, counts] of Object.entries(report.result.byProtocol)) if (counts.deleted > 0) metrics.conntrackDeleted.inc({ protocol }, counts.deleted);
+        },
+        passFailed: () => metrics.flushFailures.inc(),
+      },
+    });
+  }
+
+  /** The plan found a gone pod whose IPs no live pod holds. */
+  flush(pod: PlannedFlush): void {
+    this.cleanup.request(pod);
+  }
+
+  /** A pod's IPs may have changed: the event index is told after the next plan run. */
+  ipsChanged(): void {
+    this.watchedIpsStale = true;
+  }
+
+  /** After a plan run: tells the event index the watched IPs if they changed (at most once a second). */
+  rewatch(nowMs: number): void {
+    if (this.indexed === undefined || !this.watchedIpsStale || nowMs - this.watchedIpsToldAt < 1000) return;
+    this.watchedIpsStale = false;
+    this.watchedIpsToldAt = nowMs;
+    void this.indexed.watch(this.options.watchedIps());
+  }
+
+  async start(): Promise<void> {
+    const { config, kube, netlink, metrics, clock, logger } = this.options;
+    await this.openEventIndex();
+    if (config.janitor) {
+      const { startJanitor } = await import('./janitor/index.js');
+      this.janitor = startJanitor({ connection: kube, conntrack: netlink, registry: metrics.registry, logger, clock, graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs, backoffMaxMs: config.relistBackoffMaxMs });
+    }
+    this.statsTimer = clock.setInterval(() => void this.pollStats(), config.statsIntervalMs);
+    void this.pollStats();
+  }
+
+  async stop(): Promise<void> {
+    this.statsTimer?.cancel();
+    await this.janitor?.stop();
+    this.cleanup.stop();
+    this.indexed?.close();
+    this.indexed = undefined;
+  }
+
+  /** --conntrack-events: open the event index (a failure leaves the agent on dump passes). */
+  private async openEventIndex(): Promise<void> {
+    const { config, netlink, logger: log, metrics } = this.options;
+    const open = netlink.openConntrackEvents?.bind(netlink);
+    if (!config.conntrackEvents) {
+      log.info('conntrack events off (--conntrack-events=false): open flows and ghost entries from dump passes');
+      return;
+    }
+    if (open === undefined) {
+      log.warn('conntrack events: this netlink has no event index; dump passes only');
+      return;
+    }
+    try {
+      const index = await open();
+      this.indexed = new IndexedConntrack(netlink, index, log, {
+        fallback: (use) => metrics.indexFallbacks.inc({ use }),
+        verifyLeftovers: (n) => metrics.indexVerifyLeftovers.inc(n),
+      });
+      await this.indexed.watch(this.options.watchedIps());
+      metrics.observeIndexStats(this.indexed.stats());
+      log.info({ watched: this.indexed.stats().watchedAddresses, filter: this.indexed.stats().filter }, 'conntrack events: on (index of the managed pods\' flows; dump passes verify deletions)');
+    } catch (error) {
+      this.indexed = undefined;
+      log.warn({ err: error }, 'conntrack events: could not open the event index; dump passes only');
+    }
+  }
+
+  private onFlushed(uid: string, report: FlushReport): void {
+    const { plan, clock, events, config } = this.options;
+    const rec = plan.record(uid);
+    plan.markFlushed(uid, clock.now());
+    if (rec !== undefined) {
+      const flushedIps = rec.ips.filter((ip) => report.addresses.includes(ip));
+      events.conntrackFlushed(eventPodOf(rec), `deleted the conntrack entries of ${flushedIps.join(', ') || 'no IP (all reused)'} on ${config.nodeName} (${report.result.deleted} entries in one pass for ${report.pods.length} pod(s))`);
+    }
+    this.flushed.publish();
+  }
+
+  private async pollStats(): Promise<void> {
+    const { netlink, metrics, logger } = this.options;
+    try {
+      metrics.observeConntrackStats(await netlink.conntrackStats());
+      if (this.indexed !== undefined) metrics.observeIndexStats(this.indexed.stats());
+    } catch (error) {
+      logger.warn({ err: error }, 'conntrack stats read failed');
+    }
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * The IPVS runnable: holds the plan's draining pods at weight 0 on this node's IPVS real
+ * servers (edits only, never delete-and-re-add), re-asserts every hold when the plan asks for a
+ * full pass, keeps the address index fresh while nothing drains, and runs flow pinning for
+ * mh/sh services. Turns itself off (conntrack-only) where IPVS is not available.
+ */
+import type { Logger } from 'pino';
+import { NetlinkError, type IpvsApi } from 'netlink-native/types';
+import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { AgentConfig } from '../../src/config/agent.js';
+import type { Runnable } from '../runnable.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
+import type { AgentPhase } from '../runtime/phase.js';
+import { Topic } from '../topic.js';
+import type { FlowpinController } from './flowpin/controller.js';
+import { createAgentFlowpin, flowpinSkip } from './flowpin/wire.js';
+import { IpvsHold, type DrainingPod, type HeldServer } from './ipvs-hold.js';
+
+/** What the plan says to hold: the draining pods, and which pods the API shows serving again. */
+export interface HoldPlan {
+  draining(): DrainingPod[];
+  isServing(uid: string): boolean;
+}
+
+export interface IpvsOptions {
+  config: Pick<AgentConfig, 'ipvsHold' | 'holdIntervalMs' | 'flowPinning' | 'fwmarkRange'>;
+  ipvs: IpvsApi;
+  clock: Clock;
+  logger: Logger;
+  metrics: AgentMetrics;
+  phase: AgentPhase;
+  plan: HoldPlan;
+  /** Pods annotated `conndrain.io/flow-pinning: off`. */
+  flowPinningOptOuts: () => ReadonlySet<string>;
+}
+
+export class IpvsRunnable implements Runnable {
+  readonly name = 'ipvs';
+  /** The held servers changed (the state file is due). */
+  readonly changed = new Topic<void>();
+  private readonly hold: IpvsHold;
+  private readonly flowpin: FlowpinController | undefined;
+  private on: boolean;
+  private refreshTimer: TimerHandle | undefined;
+  /** The full hold pass in flight (startReassert), and whether another was asked for meanwhile. */
+  private reasserting: Promise<void> | undefined;
+  private reassertAgain = false;
+
+  constructor(private readonly options: IpvsOptions) {
+    const { config, ipvs, logger: log, metrics, clock } = options;
+    this.on = config.ipvsHold;
+    this.hold = new IpvsHold({
+      ipvs,
+      logger: log,
+      skipService: flowpinSkip(config),
+      hooks: {
+        restored: (action) => metrics.ipvsRestores.inc({ action }),
+        changed: () => {
+          metrics.ipvsServersHeld.set(this.hold.size);
+          this.changed.publish();
+        },
+      },
+    });
+    this.flowpin = createAgentFlowpin({ config, ipvs, logger: log, held: () => this.hold.list(), optOutPodUids: options.flowPinningOptOuts, clock, registry: metrics.registry });
+  }
+
+  /** Whether the hold is on (--ipvs-hold, and IPVS available on the node). */
+  get holding(): boolean {
+    return this.on;
+  }
+
+  /** The servers held now (state file, /debug/holds). */
+  list(): HeldServer[] {
+    return this.hold.list();
+  }
+
+  /** Holds from the state file. */
+  resume(held: readonly HeldServer[]): void {
+    this.hold.resume(held);
+    this.options.metrics.ipvsServersHeld.set(this.hold.size);
+  }
+
+  async start(): Promise<void> {
+    const { config, clock } = this.options;
+    await this.probe();
+    // While nothing drains the hold does no IPVS call; this keeps its address index fresh so a
+    // new drain edits its known servers at once (bench/agent: watch event -> weight 0).
+    this.refreshTimer = clock.setInterval(() => void this.refreshIndex(), Math.max(10_000, config.holdIntervalMs * 10));
+    void this.refreshIndex();
+    if (this.on) this.flowpin?.start();
+  }
+
+  /**
+   * One plan run's IPVS work. A run for events that changed no hold (a new pod, a Ready pod)
+   * does nothing; one that changed holds edits only the changed pods' known servers (no scan of
+   * every service); `fullPass` (the hold interval, or not synced yet) re-asserts every hold.
+   */
+  async apply(draining: DrainingPod[], changed: boolean, fullPass: boolean): Promise<void> {
+    if (this.on && (changed || fullPass)) {
+      try {
+        // A newly draining pod the address index knows no server of: scan now rather than at the interval.
+        const unindexed = changed ? await this.hold.syncChanged(draining, this.servingHeldUids()) : 0;
+        if (fullPass || unindexed > 0) this.startReassert();
+        if (this.flowpin !== undefined) void this.flowpin.sync().catch(() => undefined);
+      } catch (error) {
+        this.failed(error, 'IPVS hold pass failed; retried next interval');
+      }
+    }
+    this.options.metrics.ipvsServersHeld.set(this.hold.size);
+  }
+
+  /** Resolves when no full pass is running (tests: runNow). */
+  async settled(): Promise<void> {
+    while (this.reasserting !== undefined) await this.reasserting;
+  }
+
+  /** Handover to a connected newer instance: it pins the flows from now on. */
+  async yieldFlowpin(): Promise<void> {
+    await this.flowpin?.stop();
+  }
+
+  async stop(): Promise<void> {
+    this.refreshTimer?.cancel();
+    await this.reasserting;
+    await this.flowpin?.stop();
+  }
+
+  private async probe(): Promise<void> {
+    const { logger: log, metrics, ipvs } = this.options;
+    if (!this.on) {
+      log.info('IPVS hold off (--ipvs-hold=false): conntrack-only');
+      metrics.ipvsAvailable.set(0);
+      return;
+    }
+    try {
+      await ipvs.listServices();
+      metrics.ipvsAvailable.set(1);
+    } catch (error) {
+      if (error instanceof NetlinkError && error.code === 'EIPVSUNAVAILABLE') this.disable();
+      else log.warn({ err: error }, 'IPVS probe failed; holding anyway and retrying every interval');
+    }
+  }
+
+  private failed(error: unknown, message: string): void {
+    if (error instanceof NetlinkError && error.code === 'EIPVSUNAVAILABLE') this.disable();
+    else this.options.logger.warn({ err: error }, message);
+  }
+
+  private disable(): void {
+    if (!this.on) return;
+    this.on = false;
+    this.options.metrics.ipvsAvailable.set(0);
+    this.options.logger.warn('IPVS is not available on this node: running conntrack-only (no IPVS hold)');
+  }
+
+  /**
+   * The full hold pass (scan every service, restore what the proxy reset), not awaited by the
+   * plan run: its scan runs beside the IPVS queue, so a watch event's edits do not wait for it.
+   * One at a time; one asked for meanwhile runs after it.
+   */
+  private startReassert(): void {
+    if (this.reasserting !== undefined) {
+      this.reassertAgain = true;
+      return;
+    }
+    const { plan, phase, metrics } = this.options;
+    this.reasserting = (async () => {
+      do {
+        this.reassertAgain = false;
+        try {
+          await this.hold.reassert(() => ({ draining: plan.draining(), servingUids: this.servingHeldUids() }));
+        } catch (error) {
+          this.failed(error, 'IPVS hold pass failed; retried next interval');
+        }
+        metrics.ipvsServersHeld.set(this.hold.size);
+      } while (this.reassertAgain && this.on && !phase.stopping && !phase.yielded);
+    })().finally(() => {
+      this.reasserting = undefined;
+    });
+  }
+
+  /** Pods with held servers that the API shows serving again (their release restores the weights). */
+  private servingHeldUids(): Set<string> {
+    const serving = new Set<string>();
+    for (const h of this.hold.list()) if (this.options.plan.isServing(h.podUid)) serving.add(h.podUid);
+    return serving;
+  }
+
+  private async refreshIndex(): Promise<void> {
+    const { phase } = this.options;
+    if (!this.on || phase.stopping || phase.yielded) return;
+    try {
+      await this.hold.refreshIndex();
+    } catch (error) {
+      this.failed(error, 'IPVS index refresh failed');
+    }
+  }
+}

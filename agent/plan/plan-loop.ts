@@ -1,0 +1,177 @@
+/**
+ * The plan runnable: re-plans the pods the watch touched (and deleting pods whose grace
+ * elapsed), then hands the result on: the IPVS runnable holds what the plan says is draining,
+ * the planner publishes transitions (drain runnable) and flushes (conntrack runnable), and the
+ * state file is written after a change. Work is proportional to what changed, not to the
+ * number of pods in the cluster.
+ */
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { DrainingPod } from '../ipvs/ipvs-hold.js';
+import type { PodChange } from '../pods/pods-runnable.js';
+import type { PodCache } from '../pods/pod-cache.js';
+import type { Runnable } from '../runnable.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
+import type { AgentPhase } from '../runtime/phase.js';
+import { samePlanInput, type DrainPlanner } from './drain-planner.js';
+
+/** The IPVS side of a run (the IPVS runnable). */
+export interface HoldApplier {
+  apply(draining: DrainingPod[], changed: boolean, fullPass: boolean): Promise<void>;
+  settled(): Promise<void>;
+}
+
+export interface PlanLoopOptions {
+  planner: DrainPlanner;
+  cache: PodCache;
+  /** Whether the first complete pod list is in. */
+  synced: () => boolean;
+  hold: HoldApplier;
+  /** After a run that planned: the conntrack event index is told the watched IPs. */
+  rewatch: (nowMs: number) => void;
+  /** Writes the state file (coalesced, in the background). */
+  save: () => Promise<void>;
+  holdIntervalMs: number;
+  clock: Clock;
+  logger: Logger;
+  metrics: AgentMetrics;
+  phase: AgentPhase;
+}
+
+export class PlanLoop implements Runnable {
+  readonly name = 'plan';
+  /** The plan ran on a synced cache at least once (readiness). */
+  planned = false;
+  private timers: TimerHandle[] = [];
+  private runScheduled: TimerHandle | undefined;
+  /** The timer of the earliest deleting pod's grace end (planner.nextDeadline). */
+  private deadlineTimer: { at: number; handle: TimerHandle } | undefined;
+  /** The first complete list is in and every pod was queued for its first plan. */
+  private syncSeen = false;
+  /** The hold interval elapsed: re-assert every hold (the proxy may have reset weights). */
+  private reassertDue = true;
+  /** Records or holds changed since the state file was last written. */
+  private stateDirty = true;
+  private running: Promise<void> | undefined;
+  private again = false;
+
+  constructor(private readonly options: PlanLoopOptions) {}
+
+  /** A pod changed in the cache: re-planned on the next run (unless only fields the plan does not read changed). */
+  podChanged(change: PodChange): void {
+    if (change.kind === 'upsert') {
+      if (change.prior !== undefined && samePlanInput(change.prior, change.now)) return; // a relist or a field the plan does not read
+      this.options.planner.touched(change.uid, change.prior);
+    } else this.options.planner.touched(change.uid, change.gone.view);
+    this.requestRun();
+  }
+
+  /** Something the state file keeps changed: written after the next run. */
+  markStateDirty(): void {
+    this.stateDirty = true;
+  }
+
+  start(): Promise<void> {
+    this.timers.push(this.options.clock.setInterval(() => {
+      this.reassertDue = true;
+      this.requestRun();
+    }, this.options.holdIntervalMs));
+    return Promise.resolve();
+  }
+
+  /** Every part is up: the first run (and the first state write). */
+  kick(): void {
+    this.stateDirty = true;
+    this.requestRun();
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.timers) t.cancel();
+    this.runScheduled?.cancel();
+    this.deadlineTimer?.handle.cancel();
+    await this.running?.catch(() => undefined);
+  }
+
+  /** A run soon (coalesced). */
+  requestRun(): void {
+    const { phase, clock } = this.options;
+    if (phase.stopping || phase.yielded || this.runScheduled !== undefined) return;
+    this.runScheduled = clock.setTimeout(() => {
+      this.runScheduled = undefined;
+      this.again = true;
+      this.running ??= this.runLoop();
+    }, 0);
+  }
+
+  /** Runs the plan now (tests); resolves when its IPVS and state-file work is done. */
+  async runNow(): Promise<void> {
+    this.again = true;
+    this.running ??= this.runLoop();
+    await this.running;
+    await this.options.hold.settled();
+  }
+
+  private async runLoop(): Promise<void> {
+    try {
+      while (this.again && !this.options.phase.stopping) {
+        this.again = false;
+        try {
+          await this.runOnce();
+        } catch (error) {
+          this.options.logger.error({ err: error }, 'plan run failed; retried on the next interval');
+        }
+      }
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  /** One run: re-plan the pods touched since the last one, then hold, tell the event index, save. */
+  private async runOnce(): Promise<void> {
+    const { planner, cache, clock, metrics } = this.options;
+    const now = clock.now();
+    const synced = this.options.synced();
+    let planned = false;
+    if (synced) {
+      if (!this.syncSeen) {
+        this.syncSeen = true;
+        planner.touchAll(cache.knownUids());
+      }
+      planner.touchDue(now);
+      if (planner.pending > 0) {
+        planned = true;
+        if (planner.plan(now)) this.stateDirty = true;
+      }
+      this.armDeadline();
+    }
+    // Not synced yet (e.g. API down after a restart): the planner holds what the state file says is draining.
+    const draining = planner.draining();
+    metrics.podsCached.set(cache.size);
+    const changed = planner.takeHoldingChanged();
+    const fullPass = this.reassertDue || !synced;
+    this.reassertDue = false;
+    await this.options.hold.apply(draining, changed, fullPass);
+    // After the hold: the watched set is not on the path from a watch event to weight 0.
+    if (planned) this.options.rewatch(now);
+    // Written in the background (coalesced), only after a change: an fsync must not delay the next event's hold.
+    if (this.stateDirty) {
+      this.stateDirty = false;
+      void this.options.save();
+    }
+    if (this.options.synced()) this.planned = true;
+  }
+
+  /** One timer, for the earliest deleting pod whose grace ends: no scan of deleting pods. */
+  private armDeadline(): void {
+    const { planner, clock, phase } = this.options;
+    const next = planner.nextDeadline;
+    if (next === undefined || phase.stopping) return;
+    if (this.deadlineTimer !== undefined && this.deadlineTimer.at <= next) return;
+    this.deadlineTimer?.handle.cancel();
+    const handle = clock.setTimeout(() => {
+      this.deadlineTimer = undefined;
+      this.requestRun();
+    }, Math.max(0, next - clock.now()));
+    this.deadlineTimer = { at: next, handle };
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The state runnable: loads the state file at start (what was held and drained before a
+ * restart) and writes it, coalesced and atomically, whenever a part says something changed.
+ * A process that never finished starting never writes it (it may not have loaded it), and
+ * one superseded by a newer instance on the node leaves the file to that instance.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../kube/clock.js';
+import type { PodRecord } from '../../src/drain-plan.js';
+import type { HeldServer } from '../ipvs/ipvs-hold.js';
+import type { Runnable } from '../runnable.js';
+import type { AgentPhase } from './phase.js';
+import { loadState, StateWriter, STATE_VERSION, type AgentState, type SessionRecord, type StateOwner } from './state-file.js';
+
+/** What the file keeps, read from the parts that own it. */
+export interface StateSources {
+  pods(): PodRecord[];
+  holds(): HeldServer[];
+  sessions(): SessionRecord[];
+}
+
+/** Where a loaded file's records go back to (the plan, the IPVS hold). */
+export interface StateResume {
+  pods(records: readonly PodRecord[]): void;
+  holds(held: readonly HeldServer[]): void;
+}
+
+export interface StateKeeperOptions {
+  stateFile: string;
+  owner: StateOwner;
+  clock: Clock;
+  logger: Logger;
+  phase: AgentPhase;
+  sources: StateSources;
+  resume: StateResume;
+}
+
+export class StateKeeper implements Runnable {
+  readonly name = 'state';
+  /** The file as loaded at start (undefined: none, or unreadable). */
+  loaded: AgentState | undefined;
+  private readonly writer: StateWriter;
+  /** Every part started: only then may this process write the file (it has loaded it). */
+  private writable = false;
+
+  constructor(private readonly options: StateKeeperOptions) {
+    const { stateFile, logger } = options;
+    this.writer = new StateWriter(stateFile, () => this.snapshot(), (error) => logger.error({ err: error, stateFile }, 'state file write failed; holds are still applied, retried on the next change'));
+  }
+
+  /** The drain records, held servers and open sessions, as the file keeps them. */
+  snapshot(): AgentState {
+    const { sources, clock, owner } = this.options;
+    return { version: STATE_VERSION, writtenAt: new Date(clock.now()).toISOString(), owner, pods: sources.pods(), holds: sources.holds(), sessions: sources.sessions() };
+  }
+
+  async start(): Promise<void> {
+    const { stateFile, clock, logger: log, resume } = this.options;
+    const loaded = await loadState(stateFile, clock.now());
+    if (loaded.kind === 'missing') {
+      log.info({ stateFile }, 'no state file: starting empty');
+      return;
+    }
+    if (loaded.kind === 'corrupt') {
+      log.error({ stateFile, reason: loaded.reason, movedTo: loaded.movedTo }, 'state file unreadable: starting empty (draining pods are found again from the API and IPVS)');
+      return;
+    }
+    resume.pods(loaded.state.pods);
+    resume.holds(loaded.state.holds);
+    this.loaded = loaded.state;
+    log.info({ stateFile, pods: loaded.state.pods.length, holds: loaded.state.holds.length, sessions: loaded.state.sessions.length, owner: loaded.state.owner?.instance, writtenAt: loaded.state.writtenAt }, 'state file loaded: resuming holds');
+  }
+
+  /** Every part is up: writes may begin. */
+  allowWrites(): void {
+    this.writable = true;
+  }
+
+  /** Writes the file, unless this process never finished starting or a newer instance owns it. */
+  save(): Promise<void> {
+    if (!this.writable || this.options.phase.supersededBy !== undefined) return Promise.resolve();
+    return this.writer.save();
+  }
+
+  /** The last write: what is held stays in the file for the next agent. */
+  stop(): Promise<void> {
+    return this.save();
+  }
+}
