@@ -13,6 +13,14 @@ export interface Runnable {
   stop(): Promise<void>;
 }
 
+/** A runnable's start() failed: which one, and why (`cause`, the original error). */
+export class RunnableStartError extends Error {
+  constructor(readonly runnable: string, cause: unknown) {
+    super(`${runnable}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'RunnableStartError';
+  }
+}
+
 /** A list of runnables started in order and stopped in reverse. */
 export class Runnables {
   private readonly started: Runnable[] = [];
@@ -22,7 +30,7 @@ export class Runnables {
     private readonly log: Logger,
   ) {}
 
-  /** Starts each in order; on a failure, stops those started (reverse order) and rethrows. */
+  /** Starts each in order; on a failure, stops those started (reverse order) and throws a RunnableStartError. */
   async start(): Promise<void> {
     for (const r of this.all) {
       try {
@@ -30,7 +38,7 @@ export class Runnables {
       } catch (error) {
         this.log.error({ err: error, runnable: r.name }, `agent: ${r.name} failed to start; stopping what started`);
         await this.stop();
-        throw error;
+        throw new RunnableStartError(r.name, error);
       }
       this.started.push(r);
     }

@@ -50,7 +50,7 @@ describe('the import rules (eslint.config.js)', () => {
     assert.deepEqual(await rejectedLines('agent/commands.ts', source), [1], 'the former command modules are components too');
     assert.deepEqual(await rejectedLines('webhook/commands.ts', "import { addConfigOptions } from '../cli/options.js';\n"), [1]);
     assert.deepEqual(await rejectedLines('agent/ipvs/flowpin/cleanup-command.ts', "import { CliExit } from '../../cli/exit.js';\n"), [1]);
-    assert.deepEqual(await rejectedLines('cli/commands/agent.ts', "import { CliExit } from '../exit.js';\nimport { Agent } from '../../agent/agent.js';\n"), [], 'commands live in cli/commands/ and wire the components');
+    assert.deepEqual(await rejectedLines('cli/commands/agent.ts', "import { CliExit } from '../exit.js';\nimport { runAgent } from '../../agent/run-agent.js';\n"), [], 'commands live in cli/commands/ and wire the components');
   });
 
   it('keep kube/ under the components: the agent and the CLI import it, it imports neither', async () => {

@@ -63,6 +63,19 @@ export class AgentRig {
    * the Agent itself accepts 0), the given netlink (in-memory stand-ins).
    */
   async makeAgent(node: string, netlink: AgentDeps['netlink'], options: RigAgentOptions = {}): Promise<Agent> {
+    return new Agent({
+      netlink,
+      ...options.deps,
+      config: this.config(node, options),
+      logger: pino({ level: 'silent' }),
+      kube: await loadKubeConnection({ kubeconfig: this.kubeconfig }),
+      flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
+      metrics: new AgentMetrics({ defaultMetrics: false }),
+    });
+  }
+
+  /** The configuration makeAgent gives `node` (as the CLI would load it, then the rig's ports). */
+  config(node: string, options: Pick<RigAgentOptions, 'stateFile' | 'flags' | 'config'> = {}): AgentConfig {
     const loaded = loadAgentConfig({
       flags: {
         nodeName: node, kubeconfig: this.kubeconfig, drainPort: '1', metricsPort: '1', stateFile: options.stateFile ?? this.path(`${node}.json`),
@@ -71,15 +84,7 @@ export class AgentRig {
       env: {},
     });
     assert.ok(loaded.ok, loaded.ok ? '' : loaded.error.join('; '));
-    return new Agent({
-      netlink,
-      ...options.deps,
-      config: { ...loaded.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', ...options.config },
-      logger: pino({ level: 'silent' }),
-      kube: await loadKubeConnection({ kubeconfig: this.kubeconfig }),
-      flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
-      metrics: new AgentMetrics({ defaultMetrics: false }),
-    });
+    return { ...loaded.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', ...options.config };
   }
 }
 
