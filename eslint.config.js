@@ -25,6 +25,17 @@ const KUBE_SITS_UNDER_COMPONENTS = {
   message: 'kube/ is shared Kubernetes access: it imports no component (agent/, webhook/) and no native code.',
 };
 
+/**
+ * The agent's capability folders (docs/design/agent.md) meet at their index.ts: a value from
+ * another capability comes through `../<capability>/index.js`; types may come from any file.
+ */
+const AGENT_CAPABILITIES = ['pods', 'drain', 'plan', 'ipvs', 'conntrack', 'runtime'];
+const CAPABILITIES_MEET_AT_THEIR_INDEX = {
+  regex: `^(\\.\\./)+(${AGENT_CAPABILITIES.join('|')})/(?!index\\.js$)`,
+  allowTypeImports: true,
+  message: 'An agent capability imports another one\'s values only through its index.ts (`../pods/index.js`); types may come from any file.',
+};
+
 const WEBHOOK_STAYS_PLAIN = {
   group: ['**/native/**', 'netlink-native', 'netlink-native/*', '**/agent/**'],
   message: 'The webhook image has no compiler and no native addon.',
@@ -97,6 +108,11 @@ export default tseslint.config(
     files: ['agent/**/*.ts', 'native/lib/**/*.ts'],
     ignores: TEST_FILES,
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI] }] },
+  },
+  {
+    files: AGENT_CAPABILITIES.map((c) => `agent/${c}/**/*.ts`),
+    ignores: TEST_FILES,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI, CAPABILITIES_MEET_AT_THEIR_INDEX] }] },
   },
   {
     files: ['cli/**/*.ts'],

@@ -13,25 +13,13 @@ import type { ConntrackApi, ConntrackEventsApi, IpvsApi } from 'netlink-native/t
 import type { AgentConfig } from '../src/config/agent.js';
 import { systemClock, type Clock } from '../kube/clock.js';
 import type { KubeConnection } from '../kube/connection.js';
-import { ConntrackRunnable } from './conntrack/conntrack-runnable.js';
-import type { RunningJanitor } from './conntrack/janitor/index.js';
-import { DrainRunnable } from './drain/drain-runnable.js';
-import type { DatapathProbeOptions } from './drain/flow-visibility-probe.js';
-import type { FlowTimeouts } from './drain/flows.js';
-import { IpvsRunnable } from './ipvs/ipvs-runnable.js';
-import { DrainPlanner } from './plan/drain-planner.js';
-import { PlanLoop } from './plan/plan-loop.js';
-import { kubeEventSink, PodEvents, type EventSink } from './pods/events.js';
-import type { PodCache } from './pods/pod-cache.js';
-import { PodsRunnable } from './pods/pods-runnable.js';
+import { ConntrackRunnable, type RunningJanitor } from './conntrack/index.js';
+import { DrainRunnable, type DatapathProbeOptions, type FlowTimeouts } from './drain/index.js';
+import { IpvsRunnable } from './ipvs/index.js';
+import { DrainPlanner, PlanLoop } from './plan/index.js';
+import { kubeEventSink, PodEvents, PodsRunnable, type EventSink, type PodCache } from './pods/index.js';
 import { Runnables, type Runnable } from './runnable.js';
-import { ForeignSessions } from './runtime/foreign-sessions.js';
-import { Handover } from './runtime/handover.js';
-import { Health } from './runtime/health.js';
-import { AgentMetrics } from './runtime/metrics.js';
-import { AgentPhase } from './runtime/phase.js';
-import type { AgentState, StateOwner } from './runtime/state-file.js';
-import { StateKeeper } from './runtime/state-keeper.js';
+import { AgentMetrics, AgentPhase, ForeignSessions, Handover, Health, StateKeeper, type AgentState, type StateOwner } from './runtime/index.js';
 
 export interface AgentDeps {
   config: AgentConfig;

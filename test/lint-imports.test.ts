@@ -86,4 +86,21 @@ describe('the import rules (eslint.config.js)', () => {
     ].join('\n');
     assert.deepEqual(await rejectedLines('src/x.ts', `${source}\n`), [2, 3, 4, 5, 6, 7, 8, 11, 12]);
   });
+
+  it('let an agent capability take another one\'s values only through its index.ts (types from anywhere)', async () => {
+    const source = [
+      "import { eventPodOf } from '../pods/events.js';",
+      "import { eventPodOf as e } from '../pods/index.js';",
+      "import type { PodCache } from '../pods/pod-cache.js';",
+      "import { type PodCache as C } from '../pods/pod-cache.js';",
+      "import { listen } from '../runtime/health-server.js';",
+      "import { DrainApi } from './drain-api.js';",
+      "import { Topic } from '../topic.js';",
+      "import { DRAIN_API_PREFIX } from '../../src/contract.js';",
+    ].join('\n');
+    assert.deepEqual(await rejectedLines('agent/drain/x.ts', `${source}\n`), [1, 5]);
+    assert.deepEqual(await rejectedLines('agent/ipvs/flowpin/x.ts', "import { IpvsHold } from '../ipvs-hold.js';\nimport { PodsRunnable } from '../../pods/pods-runnable.js';\n"), [2]);
+    assert.deepEqual(await rejectedLines('agent/agent.ts', "import { PodsRunnable } from './pods/pods-runnable.js';\n"), [], 'agent.ts composes the capabilities');
+    assert.deepEqual(await rejectedLines('agent/drain/x.test.ts', "import { PodCache } from '../pods/pod-cache.js';\n"), [], 'tests may reach any file');
+  });
 });

@@ -11,7 +11,7 @@ import type { KubeConnection } from '../../kube/connection.js';
 import type { AgentConfig } from '../../src/config/agent.js';
 import type { PodRecord } from '../../src/drain-plan.js';
 import type { PlannedFlush } from '../plan/drain-planner.js';
-import { eventPodOf, type PodEvents } from '../pods/events.js';
+import { eventPodOf, type PodEvents } from '../pods/index.js';
 import type { Runnable } from '../runnable.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import { Topic } from '../topic.js';

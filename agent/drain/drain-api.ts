@@ -22,7 +22,7 @@ import { DRAIN_API_PREFIX } from '../../src/contract.js';
 import type { DrainSessions, JoinResult } from './drain-sessions.js';
 import { parseDrainTarget } from './drain-request.js';
 import type { SyncGate } from '../pods/sync-gate.js';
-import { closeListener, listen } from '../runtime/health-server.js';
+import { closeListener, listen } from '../runtime/index.js';
 
 export interface DrainApiOptions {
   sessions: DrainSessions;

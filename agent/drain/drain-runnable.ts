@@ -10,7 +10,7 @@ import type { Clock } from '../../kube/clock.js';
 import type { AgentConfig } from '../../src/config/agent.js';
 import type { FlowVisibility } from '../../src/flow-visibility.js';
 import type { PlannedTransition } from '../plan/drain-planner.js';
-import { eventPodOf, type PodEvents } from '../pods/events.js';
+import { eventPodOf, type PodEvents } from '../pods/index.js';
 import type { CachedPod, PodCache } from '../pods/pod-cache.js';
 import type { SyncGate } from '../pods/sync-gate.js';
 import type { Runnable } from '../runnable.js';
