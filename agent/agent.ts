@@ -9,45 +9,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ConntrackApi, ConntrackEventsApi, IpvsApi } from 'netlink-native/types';
-import type { AgentConfig } from '../src/config/agent.js';
-import { systemClock, type Clock } from '../kube/clock.js';
-import type { KubeConnection } from '../kube/connection.js';
+import { systemClock } from '../kube/clock.js';
+import type { AgentDeps, AgentPorts } from './agent-deps.js';
 import { ConntrackRunnable, type RunningJanitor } from './conntrack/index.js';
-import { DrainRunnable, type DatapathProbeOptions, type FlowTimeouts } from './drain/index.js';
+import { DrainRunnable } from './drain/index.js';
 import { IpvsRunnable } from './ipvs/index.js';
 import { DrainPlanner, PlanLoop } from './plan/index.js';
-import { kubeEventSink, PodEvents, PodsRunnable, type EventSink, type PodCache } from './pods/index.js';
+import { kubeEventSink, PodEvents, PodsRunnable, type PodCache } from './pods/index.js';
 import { Runnables, type Runnable } from './runnable.js';
 import { AgentMetrics, AgentPhase, ForeignSessions, Handover, Health, StateKeeper, type AgentState, type StateOwner } from './runtime/index.js';
 
-export interface AgentDeps {
-  config: AgentConfig;
-  logger: Logger;
-  /** openConntrackEvents is optional: without it (or with --conntrack-events=false) every conntrack answer comes from a dump. */
-  netlink: ConntrackApi & IpvsApi & Partial<ConntrackEventsApi>;
-  /** The API server (the watch, Events): kube/load.ts, or a library KubeConfig. */
-  kube: KubeConnection;
-  clock?: Clock;
-  flowTimeouts?: FlowTimeouts;
-  eventSink?: EventSink;
-  metrics?: AgentMetrics;
-  /** Where the flow-visibility probe reads the node (tests: a fake sysfs). */
-  datapathProbe?: DatapathProbeOptions;
-  /**
-   * Opens a listening TCP socket with SO_REUSEPORT and returns its descriptor (runAgent passes
-   * netlink-native's listenReusePort): a second agent on the node then binds the same ports
-   * (zero-gap handover). Without it the servers listen the ordinary way (tests).
-   */
-  listenSocket?: (host: string, port: number) => number;
-  /** Where net.ipv4.tcp_migrate_req is set for the handover (tests: a file of their own). */
-  acceptMigrationSysctl?: string;
-}
-
-export interface AgentPorts {
-  drainPort: number;
-  metricsPort: number;
-}
+export type { AgentDeps, AgentPorts } from './agent-deps.js';
 
 export class Agent {
   readonly metrics: AgentMetrics;
