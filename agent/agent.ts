@@ -219,7 +219,7 @@ export class Agent {
       },
     });
     this.watch = new PodWatch(
-      { connection: kube, backoffMaxMs: config.relistBackoffMaxMs, clock: this.clock, logger: this.log },
+      { connection: kube, backoffMaxMs: config.relistBackoffMaxMs, clock: this.clock, logger: this.log, watchList: config.watchList },
       {
         upsert: (pod) => {
           const uid = podUid(pod);
