@@ -318,8 +318,10 @@ export class FakeApiServer {
     return matchesLabelSelector(w.labelSelector, object.metadata?.labels) && matchesFieldSelector(w.fieldSelector, object);
   }
 
+  /** One watch event's line; objects are expanded (`expand`), bookmarks and Status objects are not. */
   private eventLine(type: string, object: JsonObject): string {
-    return `${JSON.stringify({ type, object: this.expand === undefined ? object : this.expand(object) })}\n`;
+    const full = this.expand === undefined || type === 'BOOKMARK' || type === 'ERROR' ? object : this.expand(object);
+    return `${JSON.stringify({ type, object: full })}\n`;
   }
 
   private writeEvent(w: OpenWatch, type: string, object: JsonObject): boolean {
