@@ -311,8 +311,12 @@ try {
       const overlap: number[] = [];
       const handover: number[] = [];
       const startup: number[] = [];
+      /** The one-agent runs of even and odd rounds: their ratio is the noise of an A/A comparison. */
+      const aloneHalves: [number[], number[]] = [[], []];
       for (let r = 0; r < rounds; r++) {
-        alone.push(...(await watchToWeightZero(held, dir, false)));
+        const one = await watchToWeightZero(held, dir, false);
+        alone.push(...one);
+        aloneHalves[r % 2]?.push(...one);
         overlap.push(...(await watchToWeightZero(held, dir, 'overlap')));
         handover.push(...(await watchToWeightZero(held, dir, 'handover')));
         startup.push(...(await watchToWeightZero(held, dir, 'startup')));
@@ -322,7 +326,7 @@ try {
       const h = stats(handover);
       const s = stats(startup);
       const vs = (x: ReturnType<typeof stats>): string => `median ${x.median.toFixed(1)} ms, p95 ${x.p95.toFixed(1)} ms, ratio of medians ${(x.median / a.median).toFixed(2)}`;
-      console.log(`held servers ${String(held).padStart(4)}: watch event -> weight 0 (${alone.length} samples each) | one agent: median ${a.median.toFixed(1)} ms, p95 ${a.p95.toFixed(1)} ms | older handing over to newer: ${vs(h)} | both running (before SIGTERM): ${vs(o)} | after a start-up hold of 20 calls: ${vs(s)} | load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+      console.log(`held servers ${String(held).padStart(4)}: watch event -> weight 0 (${alone.length} samples each) | one agent: median ${a.median.toFixed(1)} ms, p95 ${a.p95.toFixed(1)} ms | older handing over to newer: ${vs(h)} | both running (before SIGTERM): ${vs(o)} | after a start-up hold of 20 calls: ${vs(s)} | noise, one agent vs one agent (even vs odd rounds): ratio of medians ${rounds > 1 ? (stats(aloneHalves[0]).median / stats(aloneHalves[1]).median).toFixed(2) : 'n/a (one round)'} | load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     }
     process.exit(0);
   }
