@@ -126,7 +126,13 @@ test('a drain held by the older agent when the newer starts (its hold not yet in
     server.modifyPod('shop', 'w8', (p) => setReady(p, false));
     await until('held at 0', async () => (await weightOf(ipvs, ip)) === 0);
     const read = (): AgentState => JSON.parse(readFileSync(path, 'utf8')) as AgentState;
-    await until('the hold is in the file', () => read().holds.length === 1);
+    await until('the hold is in the file', () => {
+      try {
+        return read().holds.length === 1;
+      } catch {
+        return false; // not written yet
+      }
+    });
     // The newer one reads the file as it was just before the older one's write of the hold landed.
     writeFileSync(path, JSON.stringify({ ...read(), holds: [] }));
     newer = await agentOn('node-v', path, ipvs);
