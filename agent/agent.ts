@@ -22,9 +22,10 @@ import { readFlowTimeouts } from './flow-timeouts.js';
 import type { FlowTimeouts } from './flows.js';
 import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
 import { closeListener, createHealthServer, listen } from './health-server.js';
-import { followInstance, HandoverListener } from './handover-link.js';
+import { followInstance, HandoverListener, type FollowLink } from './handover-link.js';
 import { IndexedConntrack } from './indexed-conntrack.js';
-import { IpvsHold } from './ipvs-hold.js';
+import { IpvsHold, type HeldServer } from './ipvs-hold.js';
+import { IpvsOwnership } from './ipvs-ownership.js';
 import { enableAcceptMigration } from './accept-migration.js';
 import { AgentMetrics } from './metrics.js';
 import { PodCache } from './pod-cache.js';
@@ -122,7 +123,9 @@ export class Agent {
   readonly instance: StateOwner;
   private readonly handover: HandoverListener;
   /** Older instances followed over their handover socket. */
-  private readonly following: Array<{ close(): void }> = [];
+  private readonly following: FollowLink[] = [];
+  /** Whether this instance edits IPVS while another overlaps (ipvs-ownership.ts). */
+  private readonly ipvsOwner: IpvsOwnership;
   /** Open sessions that a live older instance holds (drain id -> record). */
   private readonly foreign = new Map<string, SessionRecord>();
   /** start() finished: only then may this process write the state file (it has loaded it). */
@@ -197,10 +200,12 @@ export class Agent {
       (drainId) => this.takeForeign(drainId),
     );
     this.synced = new SyncGate(this.clock);
+    this.ipvsOwner = new IpvsOwnership({ clock: this.clock, logger: this.log, gained: () => this.onIpvsGained() });
     this.handover = new HandoverListener(this.instance, this.log, () => this.sessions.openRecords(this.instance.instance, false), (by) => {
       if (by === undefined) this.log.info('handover: the newer agent instance went away; this one owns the state file again');
       this.supersededBy = by;
-    });
+      if (by === undefined) void this.reclaimIpvs();
+    }, (to) => this.yieldIpvs(to));
     this.drainApi = new DrainApi({ sessions: this.sessions, maxDrains: config.maxDrains, logger: this.log, synced: this.synced, unknownIdWaitMs: config.unknownIdWaitMs, onAnswer: (status) => metrics.drainApiAnswers.inc({ code: String(status) }) });
     this.cleanup = new GhostCleanup({
       conntrack,
@@ -241,6 +246,7 @@ export class Agent {
         synced: () => {
           this.log.info({ pods: this.cache.size }, 'watch: first list synced; ready');
           this.synced.open();
+          this.takeIpvs();
           this.scheduleRun();
         },
         relisting: (delayMs) => this.log.info({ retryInMs: delayMs }, 'watch: resourceVersion too old (410 Gone); relisting from the watch cache'),
@@ -309,7 +315,7 @@ export class Agent {
     // new drain edits its known servers at once (bench/agent: watch event -> weight 0).
     this.timers.push(this.clock.setInterval(() => void this.refreshIpvsIndex(), Math.max(10_000, config.holdIntervalMs * 10)));
     void this.refreshIpvsIndex();
-    if (this.ipvsOn) this.flowpin?.start();
+    if (this.ipvsOn && this.ipvsOwner.owns) this.flowpin?.start();
     this.timers.push(this.clock.setInterval(() => void this.pollStats(), config.statsIntervalMs));
     void this.pollStats();
     this.stateWritable = true;
@@ -342,9 +348,11 @@ export class Agent {
     if (this.stopping) return;
     this.stopping = true;
     const left = this.sessions.openRecords(this.instance.instance, true);
-    if (this.handover.connected > 0) await this.handover.bye(left);
+    // The holds go with the sessions, unless a newer instance took them already (they may be stale since).
+    if (this.handover.connected > 0) await this.handover.bye(left, this.ipvsOwner.owns ? this.hold.list() : []);
     else this.handover.close();
     for (const f of this.following) f.close();
+    this.ipvsOwner.close();
     for (const t of this.timers) t.cancel();
     this.runScheduled?.cancel();
     this.deadlineTimer?.handle.cancel();
@@ -412,30 +420,86 @@ export class Agent {
     }
     holders.delete(this.instance.instance);
     for (const holder of holders) {
+      this.ipvsOwner.expect(holder);
       const drop = (): SessionRecord[] => {
         const mine = [...this.foreign.values()].filter((r) => r.holder === holder);
         for (const r of mine) this.foreign.delete(r.drainId);
         return mine;
       };
-      this.following.push(followInstance(holder, this.instance, this.log, {
+      const link = followInstance(holder, this.instance, this.log, {
+        holds: (held) => this.adoptHolds(holder, held),
         sessions: (list) => {
           drop();
           for (const r of list) if (!this.sessions.has(r.drainId)) this.foreign.set(r.drainId, { ...r, holder });
           void this.saveState();
         },
-        bye: (list) => {
+        bye: (list, held) => {
+          this.adoptHolds(holder, held);
           drop();
           this.log.info({ from: holder, sessions: list.length }, 'handover: the older agent exited gracefully; continuing the drains it left');
           for (const r of list) this.resumeSession({ ...r, holder }, false);
         },
         lost: () => {
+          this.ipvsOwner.settled(holder);
           if (this.stopping) return;
           const cut = drop();
           if (cut.length > 0) this.log.warn({ from: holder, sessions: cut.length }, 'handover: the agent instance that held these drain calls is gone without handing them over (crash or kill): drains interrupted');
           for (const r of cut) this.resumeSession(r, true);
         },
-      }));
+      });
+      this.following.push({
+        take: () => {
+          link.take();
+          this.ipvsOwner.asked(holder);
+        },
+        close: () => link.close(),
+      });
     }
+  }
+
+  /** This instance edits IPVS (no other instance overlaps, or each handed its holds over): tests, bench. */
+  get ownsIpvs(): boolean {
+    return this.ipvsOwner.owns;
+  }
+
+  /** The first pod list is in: ask every older instance followed to hand IPVS over. */
+  private takeIpvs(): void {
+    for (const f of this.following) f.take();
+  }
+
+  /** An older instance's holds (its original weights win over weights this one only assumed). */
+  private adoptHolds(holder: string, held: HeldServer[]): void {
+    const changed = this.hold.adopt(held);
+    this.log.info({ from: holder, holds: held.length, adopted: changed }, 'handover: the older agent instance handed its IPVS holds over');
+    this.ipvsOwner.settled(holder);
+  }
+
+  /** A newer instance takes IPVS over: stop editing it, let the edits in flight finish, hand the holds over. */
+  private async yieldIpvs(to: string): Promise<HeldServer[]> {
+    this.ipvsOwner.handOver(to);
+    await this.flowpin?.stop();
+    await this.running;
+    while (this.reasserting !== undefined) await this.reasserting;
+    await this.hold.idle();
+    return this.hold.list();
+  }
+
+  /** The newer instance went away: edit IPVS again, with the holds it wrote to the state file. */
+  private async reclaimIpvs(): Promise<void> {
+    if (this.stopping) return;
+    const loaded = await loadState(this.deps.config.stateFile, this.clock.now());
+    if (loaded.kind === 'loaded') this.hold.adopt(loaded.state.holds);
+    this.ipvsOwner.reclaim();
+  }
+
+  /** This instance edits IPVS from now on: one full pass re-asserts every hold (and finds what changed meanwhile). */
+  private onIpvsGained(): void {
+    this.log.info({ holds: this.hold.size }, 'handover: this agent instance edits IPVS now');
+    this.reassertDue = true;
+    this.stateDirty = true;
+    if (!this.stateWritable || this.stopping) return; // start() schedules the first run
+    if (this.ipvsOn) this.flowpin?.start();
+    this.scheduleRun();
   }
 
   /** A session begun by another instance: continued here (DrainFinished once); `interrupted`: a crash cut its call short. */
@@ -537,7 +601,7 @@ export class Agent {
    * of pods that go). Without a newer instance (plain SIGTERM) it keeps holding until it exits.
    */
   private get yielded(): boolean {
-    return this.handingOver && this.supersededBy !== undefined;
+    return this.handingOver && this.supersededBy !== undefined && !this.ipvsOwner.owns;
   }
 
   private scheduleRun(): void {
@@ -593,7 +657,7 @@ export class Agent {
     const changed = this.planner.takeHoldingChanged();
     const fullPass = this.reassertDue || !this.watch.synced;
     this.reassertDue = false;
-    if (this.ipvsOn && (changed || fullPass)) {
+    if (this.ipvsOn && this.ipvsOwner.owns && (changed || fullPass)) {
       try {
         // A newly draining pod the address index knows no server of: scan now rather than at the interval.
         const unindexed = changed ? await this.hold.syncChanged(draining, this.servingHeldUids()) : 0;
@@ -625,6 +689,7 @@ export class Agent {
    * One at a time; one asked for meanwhile runs after it.
    */
   private startReassert(): void {
+    if (!this.ipvsOwner.owns) return;
     if (this.reasserting !== undefined) {
       this.reassertAgain = true;
       return;
@@ -639,7 +704,7 @@ export class Agent {
           else this.log.warn({ err: error }, 'IPVS hold pass failed; retried next interval');
         }
         this.metrics.ipvsServersHeld.set(this.hold.size);
-      } while (this.reassertAgain && this.ipvsOn && !this.stopping && !this.yielded);
+      } while (this.reassertAgain && this.ipvsOn && !this.stopping && this.ipvsOwner.owns);
     })().finally(() => {
       this.reasserting = undefined;
     });
