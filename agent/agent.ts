@@ -49,7 +49,7 @@ export class Agent {
     const events = new PodEvents(deps.eventSink ?? kubeEventSink(kube), config.nodeName, logger, () => clock.now());
     const foreign = new ForeignSessions();
 
-    const pods = this.pods = new PodsRunnable({ kube, clock, logger, metrics, goneSlackMs: config.goneSlackMs, relistBackoffMaxMs: config.relistBackoffMaxMs });
+    const pods = this.pods = new PodsRunnable({ kube, clock, logger, metrics, goneSlackMs: config.goneSlackMs, relistBackoffMaxMs: config.relistBackoffMaxMs, watchList: config.watchList });
     const { cache } = pods;
     const planner = this.planner = new DrainPlanner(cache);
     const conntrack = this.conntrack = new ConntrackRunnable({
@@ -62,7 +62,10 @@ export class Agent {
         return ips;
       },
     });
-    const ipvs = this.ipvs = new IpvsRunnable({ config, ipvs: netlink, clock, logger, metrics, phase, plan: planner, flowPinningOptOuts: () => cache.flowPinningOptOuts() });
+    const ipvs: IpvsRunnable = this.ipvs = new IpvsRunnable({
+      config, ipvs: netlink, clock, logger, metrics, phase, plan: planner, flowPinningOptOuts: () => cache.flowPinningOptOuts(),
+      planIdle: (): Promise<void> => plan.idle(), storedHolds: () => state.storedHolds(),
+    });
     const drain = this.drain = new DrainRunnable({
       config, clock, logger, metrics, events, conntrack: conntrack.api, cache, synced: pods.synced, foreign,
       flowTimeouts: deps.flowTimeouts, datapathProbe: deps.datapathProbe, listenSocket: deps.listenSocket,
@@ -77,12 +80,12 @@ export class Agent {
       },
       resume: { pods: (records) => planner.resume(records), holds: (held) => ipvs.resume(held) },
     });
-    const handover = new Handover({ owner: this.instance, logger, phase, foreign, sessions: drain, state });
+    const handover = new Handover({ owner: this.instance, logger, phase, foreign, sessions: drain, ipvs, state });
     this.health = new Health({
       port: config.metricsPort, address: config.metricsAddress, logger, registry: metrics.registry,
       ready: () => this.readiness(), holds: () => ipvs.list(), listenSocket: deps.listenSocket, acceptMigrationSysctl: deps.acceptMigrationSysctl,
     });
-    const plan = this.plan = new PlanLoop({
+    const plan: PlanLoop = this.plan = new PlanLoop({
       planner, cache, synced: () => pods.isSynced, hold: ipvs, rewatch: (now) => conntrack.rewatch(now), save: () => state.save(),
       holdIntervalMs: config.holdIntervalMs, clock, logger, metrics, phase,
     });
@@ -93,11 +96,15 @@ export class Agent {
       if (change.kind === 'remove') drain.podRemoved(change.gone);
       plan.podChanged(change);
     });
-    pods.listed.subscribe(() => plan.requestRun());
+    pods.listed.subscribe(() => {
+      handover.takeIpvs();
+      plan.requestRun();
+    });
     planner.transitions.subscribe((t) => drain.onTransition(t));
     planner.flushes.subscribe((pod) => conntrack.flush(pod));
     conntrack.flushed.subscribe(() => void state.save());
     ipvs.changed.subscribe(() => plan.markStateDirty());
+    ipvs.gained.subscribe(() => plan.fullPassDue());
     drain.sessionsChanged.subscribe(() => {
       handover.publish();
       void state.save();
@@ -124,6 +131,11 @@ export class Agent {
     if (!this.plan.planned) return { ready: false, why: 'waiting for the first drain plan' };
     if (!this.drain.listening) return { ready: false, why: 'drain API not listening' };
     return { ready: true, why: 'ok' };
+  }
+
+  /** This instance edits IPVS (no other instance overlaps, or each handed its holds over): tests, bench. */
+  get ownsIpvs(): boolean {
+    return this.ipvs.owns;
   }
 
   /** Pods re-planned since start: one per pod an event touched (tests, bench/scale). */

@@ -20,6 +20,17 @@
  *   from 250 ms to `backoffMaxMs` (backoff.ts; reset after 2 minutes without a failure, as
  *   client-go's reflector), from the last resourceVersion (a relist when that one is too old).
  * - `synced` is reported once, after the first complete list was applied (readiness).
+ * - With `watchList` (`auto`/`on`), the initial state comes from a streaming list instead
+ *   (watch-list.ts, KEP-3157): one watch with `sendInitialEvents=true` whose ADDED events are
+ *   applied as they arrive (no list answer, no buffer of the whole state) and whose
+ *   initial-events-end BOOKMARK completes the state: then what the initial events did not
+ *   carry is removed (replace semantics, as a relist) and, the first time, `synced` is
+ *   reported; the same stream then carries the live events. The first attempt asks the
+ *   current state (`resourceVersion=""`, a consistent read the watch cache serves), a later
+ *   one (after a 410) the state not older than the last synced resourceVersion; a 410 on the
+ *   streaming request itself resets that to `""`, as client-go's reflector. A server that
+ *   refuses it (422) or ignores it, or three failed attempts in a row, make `auto` list from
+ *   the watch cache as above for the rest of the process life (`fellBack`).
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Watch } from '@kubernetes/client-node/dist/watch.js';
@@ -28,17 +39,20 @@ import type { KubeConnection } from './connection.js';
 import { JitteredBackoff } from './backoff.js';
 import { listPages } from './list-pages.js';
 import { streamList } from './list-stream.js';
+import { InitialEvents, refusalOf, WATCH_LIST_MAX_FAILURES, watchListQuery, type WatchListMode } from './watch-list.js';
 
 export interface ListWatchHandlers<T> {
   upsert(obj: T): void;
   /** Deleted (a watch event: `obj` is its last state) or absent from a relist (`obj` undefined). */
   remove(key: string, obj: T | undefined): void;
-  /** The first complete list was applied (called once). */
-  synced(): void;
+  /** The first complete state was applied (called once): from a list, or from a streaming list's initial events. */
+  synced(via: 'list' | 'stream'): void;
   /** The list or watch failed; retried after `delayMs`. */
   restarting(error: unknown, delayMs: number): void;
   /** A 410 Gone: relisting after `delayMs` (0 the first time in a stable period). */
   relisting?(delayMs: number): void;
+  /** `watchList: auto` gave up the streaming list for this process life: lists instead (called once). */
+  fellBack?(why: string): void;
 }
 
 export interface ListWatchOptions<T> {
@@ -56,10 +70,12 @@ export interface ListWatchOptions<T> {
   watchTimeoutSeconds?: number;
   /** The backoff's jitter source (tests pin it). */
   random?: () => number;
+  /** The initial state from a streaming list (`auto`: where the server offers it) or a list (`off`, the default). */
+  watchList?: WatchListMode;
 }
 
 interface WatchObject {
-  metadata?: { resourceVersion?: string };
+  metadata?: { resourceVersion?: string; annotations?: Record<string, string> };
   code?: number;
   message?: string;
 }
@@ -90,6 +106,10 @@ export class RestartingListWatch<T> {
   private generation = 0;
   private stopped = false;
   private readonly watcher: Watch;
+  /** `auto` found the streaming list refused (or failing): lists for the rest of the process life. */
+  private streamRefused = false;
+  /** Streaming-list attempts in a row that ended before their initial-events-end bookmark. */
+  private streamFailures = 0;
 
   constructor(
     private readonly options: ListWatchOptions<T>,
@@ -126,25 +146,70 @@ export class RestartingListWatch<T> {
     }, delayMs);
   }
 
+  /** Whether the next initial state comes from a streaming list. */
+  private get streaming(): boolean {
+    const mode = this.options.watchList ?? 'off';
+    return mode === 'on' || (mode === 'auto' && !this.streamRefused);
+  }
+
   private async cycle(): Promise<void> {
     const generation = ++this.generation;
+    const initial = this.resourceVersion === undefined && this.streaming ? new InitialEvents() : undefined;
     try {
+      if (initial !== undefined) {
+        await this.watch(generation, initial);
+        return;
+      }
       if (this.resourceVersion === undefined) await this.list(generation);
       if (generation !== this.generation) return;
       await this.watch(generation);
     } catch (error) {
-      if (generation === this.generation) this.failed(error);
+      if (generation === this.generation) this.failed(error, initial);
     }
   }
 
-  private failed(error: unknown): void {
+  /** `initial`: the streaming list whose initial events had not ended when it failed. */
+  private failed(error: unknown, initial?: InitialEvents): void {
     if (this.stopped) return;
     const gone = statusCode(error) === 410;
     if (gone) this.resourceVersion = undefined; // relist
+    if (initial !== undefined && this.streamFailed(error, gone)) return;
     const delay = this.backoff.next(gone);
     if (gone) this.handlers.relisting?.(delay);
-    else this.handlers.restarting(error, delay);
+    else this.handlers.restarting(initial === undefined ? error : (refusalOf(error) ?? error), delay);
     this.schedule(delay);
+  }
+
+  /** A streaming list failed before its end marker; true when `auto` now lists instead (scheduled here). */
+  private streamFailed(error: unknown, gone: boolean): boolean {
+    this.streamFailures += 1;
+    if (gone) this.syncedRv = undefined; // client-go: the streaming request's resourceVersion was refused; ask the current state
+    const refused = refusalOf(error);
+    if (this.options.watchList !== 'auto') return false;
+    if (refused === undefined && this.streamFailures < WATCH_LIST_MAX_FAILURES) return false;
+    this.streamRefused = true;
+    const why = refused?.why ?? `${this.streamFailures} streaming lists in a row failed (last: ${error instanceof Error ? error.message : String(error)})`;
+    this.handlers.fellBack?.(why);
+    // A refusal is an answer: list at once. Failures: list after the usual backoff.
+    this.schedule(refused === undefined ? this.backoff.next(false) : 0);
+    return true;
+  }
+
+  /** The initial events ended: what they did not carry is gone (as a relist), the state is complete at `rv`. */
+  private finishInitial(initial: InitialEvents, rv: string | undefined): void {
+    for (const key of [...this.known]) {
+      if (initial.seen.has(key)) continue;
+      this.known.delete(key);
+      this.handlers.remove(key, undefined);
+    }
+    initial.seen.clear();
+    this.resourceVersion = rv ?? '0';
+    this.syncedRv = this.resourceVersion;
+    this.streamFailures = 0;
+    if (!this.everSynced) {
+      this.everSynced = true;
+      this.handlers.synced('stream');
+    }
   }
 
   private async list(generation: number): Promise<void> {
@@ -184,7 +249,7 @@ export class RestartingListWatch<T> {
     this.syncedRv = this.resourceVersion;
     if (!this.everSynced) {
       this.everSynced = true;
-      this.handlers.synced();
+      this.handlers.synced('list');
     }
   }
 
@@ -203,7 +268,8 @@ export class RestartingListWatch<T> {
     return first.resourceVersion;
   }
 
-  private async watch(generation: number): Promise<void> {
+  /** A watch from the last resourceVersion, or with `initial` a streaming list (its initial events, then live). */
+  private async watch(generation: number, initial?: InitialEvents): Promise<void> {
     const { path, labelSelector, watchTimeoutSeconds = 300, project, keyOf } = this.options;
     const startedAt = this.options.clock.now();
     let events = 0;
@@ -219,6 +285,10 @@ export class RestartingListWatch<T> {
         return;
       }
       events += 1;
+      if (initial !== undefined && !initial.ended) {
+        this.initialEvent(generation, initial, type, raw, rv);
+        return;
+      }
       if (rv !== undefined) {
         this.resourceVersion = rv;
         this.syncedRv = rv;
@@ -239,21 +309,45 @@ export class RestartingListWatch<T> {
       if (generation !== this.generation || this.stopped) return;
       this.abort = undefined;
       this.generation += 1; // this watch is over: late callbacks are ignored
+      const unfinished = initial !== undefined && !initial.ended ? initial : undefined;
       if (gone || statusCode(error) === 410) {
-        this.failed(Object.assign(new Error('410 Gone'), { statusCode: 410 }));
+        this.failed(Object.assign(new Error('410 Gone'), { statusCode: 410 }), unfinished);
       } else if (error !== null && error !== undefined) {
-        this.failed(error);
+        this.failed(error, unfinished);
       } else if (streamError !== undefined) {
-        this.failed(streamError);
+        this.failed(streamError, unfinished);
+      } else if (unfinished !== undefined) {
+        this.failed(new Error(`watch ${path}: the streaming list ended before its initial-events-end bookmark`), unfinished);
       } else if (events === 0 && this.options.clock.now() - startedAt < MIN_WATCH_MS) {
         this.failed(new Error(`watch ${path}: closed at once without an event`));
       } else {
         this.schedule(0); // a normal end (server timeout): watch again from the last resourceVersion
       }
     };
-    const query = { labelSelector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: watchTimeoutSeconds };
+    const from = initial === undefined ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true } : watchListQuery(this.syncedRv);
+    const query = { labelSelector, ...from, timeoutSeconds: watchTimeoutSeconds };
     const abort = await this.watcher.watch(path, query, onEvent, onDone);
     if (generation === this.generation && !this.stopped) this.abort = abort;
-    else if (this.stopped) abort.abort();
+    else abort.abort(); // over already (stopped, refused, or done): nothing more is read
+  }
+
+  /** One event of a streaming list before its end marker: stored as it arrives, or the end, or a refusal. */
+  private initialEvent(generation: number, initial: InitialEvents, type: string, raw: unknown, rv: string | undefined): void {
+    const step = initial.event(type, raw);
+    if (step === 'take') {
+      const obj = this.options.project(raw);
+      const key = this.options.keyOf(obj);
+      initial.seen.add(key);
+      this.known.add(key);
+      this.handlers.upsert(obj);
+    } else if (step === 'end') {
+      this.finishInitial(initial, rv);
+    } else if (generation === this.generation) {
+      // Not a streaming list after all: end this watch; `auto` lists instead.
+      this.generation += 1;
+      this.abort?.abort();
+      this.abort = undefined;
+      this.failed(step, initial);
+    }
   }
 }

@@ -198,3 +198,25 @@ test('a pod that drains again after Ready: its servers edited by the fast path, 
   await hold.sync([], new Set([POD.uid]));
   assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1, '10.2.0.1:8080': 3 }, 'the original weight (3), not the default');
 });
+
+test('adopt: a weight only assumed here (first seen at 0) gives way to the original weight another instance saw; a seen one stays', async () => {
+  const ipvs = await node();
+  const older = rig(ipvs).hold;
+  await older.sync([POD], new Set());
+  const handed = older.list();
+  assert.ok(handed.every((h) => h.originalAssumed === undefined), 'seen weights are not marked assumed');
+  const newer = rig(ipvs).hold;
+  await newer.sync([POD], new Set()); // finds the servers already at 0
+  assert.ok(newer.list().every((h) => h.originalAssumed === true && h.originalWeight === 1));
+  assert.equal(newer.adopt(handed), 2);
+  assert.equal(newer.adopt(handed), 0, 'idempotent');
+  const mh = newer.list().find((h) => h.service.fwmark === undefined);
+  assert.equal(mh?.originalWeight, 3);
+  assert.equal(mh?.originalAssumed, false);
+  await newer.sync([], new Set([POD.uid])); // Ready again
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.1:8080': 3, '10.2.0.2:8080': 1 }, 'the original weight, not the default 1');
+  const assumed = { ...handed[0], originalWeight: 1, originalAssumed: true } as (typeof handed)[0];
+  const kept = rig(ipvs).hold;
+  kept.resume(handed);
+  assert.equal(kept.adopt([assumed]), 0, 'a seen weight is not replaced by an assumed one');
+});

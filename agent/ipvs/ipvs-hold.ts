@@ -28,6 +28,12 @@ export interface HeldServer {
   spec: IpvsDestinationSpec;
   /** The weight before the hold (the proxy's); 1 when first seen already at 0. */
   originalWeight: number;
+  /**
+   * The server was first seen already at 0 (another agent instance, or a crash, edited it
+   * before this hold): `originalWeight` is the default, not a weight seen. A hold handed over
+   * by the instance that saw the real weight replaces it (`adopt`). Absent: seen.
+   */
+  originalAssumed?: boolean;
   /** The agent re-added it after the proxy deleted it: the agent removes it on release. */
   recreated: boolean;
   /**
@@ -140,6 +146,33 @@ export class IpvsHold {
   /** Resumes holds from the state file (before the first sync). */
   resume(held: readonly HeldServer[]): void {
     for (const h of held) this.holds.set(heldId(h.service, h.destination), { ...h });
+  }
+
+  /**
+   * Merges holds another agent instance handed over (docs/handover.md): a server not held here
+   * is held as it says; one held here keeps its hold, with the original weight the other saw
+   * when this one only assumed it (first seen at 0). Returns how many holds it added or changed.
+   */
+  adopt(held: readonly HeldServer[]): number {
+    let changed = 0;
+    for (const h of held) {
+      const id = heldId(h.service, h.destination);
+      const mine = this.holds.get(id);
+      if (mine === undefined) {
+        this.holds.set(id, { ...h });
+        changed += 1;
+      } else if (mine.originalAssumed === true && h.originalAssumed !== true) {
+        this.holds.set(id, { ...mine, originalWeight: h.originalWeight, spec: h.spec, originalAssumed: false, recreated: mine.recreated || h.recreated, serviceOrder: mine.serviceOrder ?? h.serviceOrder });
+        changed += 1;
+      }
+    }
+    if (changed > 0) this.options.hooks?.changed?.();
+    return changed;
+  }
+
+  /** Resolves once the IPVS calls queued so far are done (a handover waits for it before sending its holds). */
+  async idle(): Promise<void> {
+    await this.enqueue(() => Promise.resolve());
   }
 
   /**
@@ -288,6 +321,7 @@ export class IpvsHold {
     return {
       podUid: pod.uid, podKey: pod.key, service: service.key, scheduler: service.scheduler, destination: { address: dest.address, port: dest.port, family: dest.family },
       spec: specOf(dest), originalWeight: dest.weight > 0 ? dest.weight : DEFAULT_ORIGINAL_WEIGHT, recreated: false,
+      ...(dest.weight > 0 ? {} : { originalAssumed: true }),
       serviceOrder: this.orders.get(serviceId(service.key)),
     };
   }

@@ -10,11 +10,13 @@ import type { Clock, TimerHandle } from '../../kube/clock.js';
 import type { AgentConfig } from '../../src/config/agent.js';
 import type { Runnable } from '../runnable.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
+import type { IpvsEditor } from '../runtime/handover.js';
 import type { AgentPhase } from '../runtime/phase.js';
 import { Topic } from '../topic.js';
 import type { FlowpinController } from './flowpin/controller.js';
 import { createAgentFlowpin, flowpinSkip } from './flowpin/wire.js';
 import { IpvsHold, type DrainingPod, type HeldServer } from './ipvs-hold.js';
+import { IpvsOwnership } from './ipvs-ownership.js';
 
 /** What the plan says to hold: the draining pods, and which pods the API shows serving again. */
 export interface HoldPlan {
@@ -32,12 +34,21 @@ export interface IpvsOptions {
   plan: HoldPlan;
   /** Pods annotated `conndrain.io/flow-pinning: off`. */
   flowPinningOptOuts: () => ReadonlySet<string>;
+  /** Resolves when the plan run in flight (if any) is done: a handover to a newer instance waits for its edits. */
+  planIdle: () => Promise<void>;
+  /** The holds in the state file now (a newer instance that went away wrote them). */
+  storedHolds: () => Promise<HeldServer[] | undefined>;
 }
 
-export class IpvsRunnable implements Runnable {
+export class IpvsRunnable implements Runnable, IpvsEditor {
   readonly name = 'ipvs';
   /** The held servers changed (the state file is due). */
   readonly changed = new Topic<void>();
+  /** This instance edits IPVS from now on (it waited for an older one, or had handed IPVS over): a full pass is due. */
+  readonly gained = new Topic<void>();
+  /** Which instance edits IPVS while two overlap (docs/handover.md). */
+  private readonly ownership: IpvsOwnership;
+  private started = false;
   private readonly hold: IpvsHold;
   private readonly flowpin: FlowpinController | undefined;
   private on: boolean;
@@ -61,12 +72,19 @@ export class IpvsRunnable implements Runnable {
         },
       },
     });
+    this.ownership = new IpvsOwnership({ clock, logger: log, gained: () => this.onGained() });
+    options.phase.ipvsEditor = this.ownership;
     this.flowpin = createAgentFlowpin({ config, ipvs, logger: log, held: () => this.hold.list(), optOutPodUids: options.flowPinningOptOuts, clock, registry: metrics.registry });
   }
 
   /** Whether the hold is on (--ipvs-hold, and IPVS available on the node). */
   get holding(): boolean {
     return this.on;
+  }
+
+  /** This instance may edit IPVS now (no overlapping instance edits it). */
+  get owns(): boolean {
+    return this.ownership.owns;
   }
 
   /** The servers held now (state file, /debug/holds). */
@@ -87,7 +105,8 @@ export class IpvsRunnable implements Runnable {
     // new drain edits its known servers at once (bench/agent: watch event -> weight 0).
     this.refreshTimer = clock.setInterval(() => void this.refreshIndex(), Math.max(10_000, config.holdIntervalMs * 10));
     void this.refreshIndex();
-    if (this.on) this.flowpin?.start();
+    if (this.on && this.owns) this.flowpin?.start();
+    this.started = true;
   }
 
   /**
@@ -96,7 +115,7 @@ export class IpvsRunnable implements Runnable {
    * every service); `fullPass` (the hold interval, or not synced yet) re-asserts every hold.
    */
   async apply(draining: DrainingPod[], changed: boolean, fullPass: boolean): Promise<void> {
-    if (this.on && (changed || fullPass)) {
+    if (this.on && this.owns && (changed || fullPass)) {
       try {
         // A newly draining pod the address index knows no server of: scan now rather than at the interval.
         const unindexed = changed ? await this.hold.syncChanged(draining, this.servingHeldUids()) : 0;
@@ -110,7 +129,7 @@ export class IpvsRunnable implements Runnable {
   }
 
   /** Resolves when no full pass is running (tests: runNow). */
-  async settled(): Promise<void> {
+  async idle(): Promise<void> {
     while (this.reasserting !== undefined) await this.reasserting;
   }
 
@@ -119,10 +138,64 @@ export class IpvsRunnable implements Runnable {
     await this.flowpin?.stop();
   }
 
+  /** Stops its timers and passes; the ownership of IPVS is released by the handover (release()), after its bye. */
   async stop(): Promise<void> {
     this.refreshTimer?.cancel();
     await this.reasserting;
     await this.flowpin?.stop();
+  }
+
+  /** Following the older instance `holder`: no IPVS edits until it has handed over (or is gone). */
+  expect(holder: string): void {
+    this.ownership.expect(holder);
+  }
+
+  /** `take` was sent to `holder`: its holds are awaited for a bounded time. */
+  asked(holder: string): void {
+    this.ownership.asked(holder);
+  }
+
+  /** `holder` is gone. */
+  settled(holder: string): void {
+    this.ownership.settled(holder);
+  }
+
+  /** An older instance's holds (its original weights win over weights this one only assumed). */
+  adopt(holder: string, held: HeldServer[]): void {
+    const changed = this.hold.adopt(held);
+    this.options.logger.info({ from: holder, holds: held.length, adopted: changed }, 'handover: the older agent instance handed its IPVS holds over');
+    this.ownership.settled(holder);
+  }
+
+  /** A newer instance takes IPVS over: stop editing it, let the edits in flight finish, hand the holds over. */
+  async yieldTo(to: string): Promise<HeldServer[]> {
+    this.ownership.handOver(to);
+    await this.flowpin?.stop();
+    await this.options.planIdle();
+    await this.idle();
+    await this.hold.idle();
+    return this.hold.list();
+  }
+
+  /** The newer instance went away: edit IPVS again, with the holds it wrote to the state file. */
+  async reclaim(): Promise<void> {
+    if (this.options.phase.stopping) return;
+    const stored = await this.options.storedHolds();
+    if (stored !== undefined) this.hold.adopt(stored);
+    this.ownership.reclaim();
+  }
+
+  /** The agent stops: no more waits for older instances' holds. */
+  release(): void {
+    this.ownership.close();
+  }
+
+  private onGained(): void {
+    const { logger, phase } = this.options;
+    logger.info({ holds: this.hold.size }, 'handover: this agent instance edits IPVS now');
+    this.gained.publish();
+    if (!this.started || phase.stopping) return; // start() starts flow pinning
+    if (this.on) this.flowpin?.start();
   }
 
   private async probe(): Promise<void> {
@@ -159,6 +232,7 @@ export class IpvsRunnable implements Runnable {
    * One at a time; one asked for meanwhile runs after it.
    */
   private startReassert(): void {
+    if (!this.owns) return;
     if (this.reasserting !== undefined) {
       this.reassertAgain = true;
       return;
@@ -173,7 +247,7 @@ export class IpvsRunnable implements Runnable {
           this.failed(error, 'IPVS hold pass failed; retried next interval');
         }
         metrics.ipvsServersHeld.set(this.hold.size);
-      } while (this.reassertAgain && this.on && !phase.stopping && !phase.yielded);
+      } while (this.reassertAgain && this.on && !phase.stopping && this.owns);
     })().finally(() => {
       this.reasserting = undefined;
     });

@@ -18,7 +18,8 @@ import { samePlanInput, type DrainPlanner } from './drain-planner.js';
 /** The IPVS side of a run (the IPVS runnable). */
 export interface HoldApplier {
   apply(draining: DrainingPod[], changed: boolean, fullPass: boolean): Promise<void>;
-  settled(): Promise<void>;
+  /** Resolves when no full hold pass is running. */
+  idle(): Promise<void>;
 }
 
 export interface PlanLoopOptions {
@@ -54,6 +55,8 @@ export class PlanLoop implements Runnable {
   private stateDirty = true;
   private running: Promise<void> | undefined;
   private again = false;
+  /** kick() ran: every part is up. */
+  private kicked = false;
 
   constructor(private readonly options: PlanLoopOptions) {}
 
@@ -81,8 +84,21 @@ export class PlanLoop implements Runnable {
 
   /** Every part is up: the first run (and the first state write). */
   kick(): void {
+    this.kicked = true;
     this.stateDirty = true;
     this.requestRun();
+  }
+
+  /** This instance edits IPVS now: the next run re-asserts every hold and writes the state file. */
+  fullPassDue(): void {
+    this.reassertDue = true;
+    this.stateDirty = true;
+    if (this.kicked && !this.options.phase.stopping) this.requestRun(); // before, kick() runs the first one
+  }
+
+  /** Resolves when the run in flight (if any) is done. */
+  async idle(): Promise<void> {
+    await this.running;
   }
 
   async stop(): Promise<void> {
@@ -108,7 +124,7 @@ export class PlanLoop implements Runnable {
     this.again = true;
     this.running ??= this.runLoop();
     await this.running;
-    await this.options.hold.settled();
+    await this.options.hold.idle();
   }
 
   private async runLoop(): Promise<void> {

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../kube/clock.js';
 import type { KubeConnection } from '../../kube/connection.js';
+import type { WatchListMode } from '../../kube/watch-list.js';
 import type { PodView } from '../../src/pod/view.js';
 import type { Runnable } from '../runnable.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
@@ -26,6 +27,8 @@ export interface PodsOptions {
   metrics: AgentMetrics;
   goneSlackMs: number;
   relistBackoffMaxMs: number;
+  /** The first state from a streaming list (--watch-list). */
+  watchList: WatchListMode;
 }
 
 export class PodsRunnable implements Runnable {
@@ -44,7 +47,7 @@ export class PodsRunnable implements Runnable {
     this.cache = new PodCache(options.goneSlackMs);
     this.synced = new SyncGate(options.clock);
     this.watch = new PodWatch(
-      { connection: options.kube, backoffMaxMs: options.relistBackoffMaxMs, clock: options.clock, logger: log },
+      { connection: options.kube, backoffMaxMs: options.relistBackoffMaxMs, clock: options.clock, logger: log, watchList: options.watchList },
       {
         upsert: (pod) => {
           const uid = podUid(pod);

@@ -1,8 +1,9 @@
 /**
  * List/watch of managed pods (label conndrain.io/managed=true) in every namespace: the shared
- * restarting list/watch (kube/list-watch.ts: `@kubernetes/client-node`'s Watch, lists from
- * the watch cache decoded as they stream, relist on 410, jittered backoff restarts) with each pod pruned to the fields conndrain reads
- * as it arrives, so no full pod object outlives its event.
+ * restarting list/watch (kube/list-watch.ts: `@kubernetes/client-node`'s Watch; the initial
+ * state from a streaming list where the API server offers it, else a list from the watch cache
+ * decoded as it streams; relist on 410, jittered backoff restarts) with each pod pruned to the
+ * fields conndrain reads as it arrives, so no full pod object outlives its event.
  */
 import type { Logger } from 'pino';
 import { MANAGED_SELECTOR } from '../../src/contract.js';
@@ -11,6 +12,7 @@ import { prunePod } from '../../src/pod/prune.js';
 import type { Clock } from '../../kube/clock.js';
 import type { KubeConnection } from '../../kube/connection.js';
 import { RestartingListWatch } from '../../kube/list-watch.js';
+import type { WatchListMode } from '../../kube/watch-list.js';
 
 export interface PodWatchHandlers {
   upsert(pod: PodLike): void;
@@ -33,6 +35,8 @@ export interface PodWatchOptions {
   watchTimeoutSeconds?: number;
   /** Pods per list page. */
   pageSize?: number;
+  /** The initial state from a streaming list (`sendInitialEvents`) where the server offers it (`auto`, the default), always (`on`), or a list (`off`). */
+  watchList?: WatchListMode;
 }
 
 /** A pod's identity in the cache: its uid (namespace/name for objects without one). */
@@ -55,13 +59,18 @@ export class PodWatch {
         clock: options.clock,
         backoffMaxMs: options.backoffMaxMs,
         watchTimeoutSeconds: options.watchTimeoutSeconds ?? 300,
+        watchList: options.watchList ?? 'auto',
       },
       {
         upsert: (pod) => handlers.upsert(pod),
         remove: (uid) => handlers.remove(uid),
-        synced: () => handlers.synced(),
+        synced: (via) => {
+          options.logger.info({ via: via === 'stream' ? 'streaming list (sendInitialEvents)' : 'list from the watch cache' }, 'watch: initial pod state complete');
+          handlers.synced();
+        },
         restarting: (error, delayMs) => handlers.restarting(error, delayMs),
         relisting: (delayMs) => handlers.relisting?.(delayMs),
+        fellBack: (why) => options.logger.warn({ why }, 'watch: the API server does not serve streaming lists; listing from the watch cache for the rest of this process life (--watch-list=auto)'),
       },
     );
   }

@@ -7,14 +7,31 @@
  * drain sessions now and on every change, and `bye` with the sessions it leaves behind when it
  * exits gracefully. A link that closes without `bye` means the older instance died (kill -9,
  * OOM): its open sessions were cut short. JSON lines, each bounded.
+ *
+ * IPVS has one editor at a time. Once its first pod list is in, the newer instance sends
+ * `take`; the older one stops editing IPVS, lets its calls in flight finish, and answers
+ * `holds` with every server it holds (original weights included). The newer one edits IPVS
+ * only from then on (or once the older one is gone, or after a bounded wait). `bye` carries
+ * the holds too, for a newer instance that had not taken over yet.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { SessionRecord, StateOwner } from './state-file.js';
+import type { HeldServer } from '../ipvs/ipvs-hold.js';
+import { validHold, type SessionRecord, type StateOwner } from './state-file.js';
 
 const MAX_LINE = 16 * 1024 * 1024;
 
-type Message = { type: 'hello'; instance: string; startedAtMs: number } | { type: 'sessions' | 'bye'; sessions: SessionRecord[] };
+type Message =
+  | { type: 'hello'; instance: string; startedAtMs: number }
+  | { type: 'take' }
+  | { type: 'holds'; holds: HeldServer[] }
+  | { type: 'sessions'; sessions: SessionRecord[] }
+  | { type: 'bye'; sessions: SessionRecord[]; holds?: HeldServer[] };
+
+/** The well-formed holds of a message (anything else in the list is dropped). */
+function holdsOf(list: unknown): HeldServer[] {
+  return Array.isArray(list) ? list.filter(validHold) : [];
+}
 
 export function handoverSocketName(instance: string): string {
   return `\0conndrain-agent/${instance}`;
@@ -58,6 +75,8 @@ export class HandoverListener {
     private readonly openSessions: () => SessionRecord[],
     /** A newer instance said hello: it owns the state file from now on (undefined: it went away again). */
     private readonly superseded: (by: StateOwner | undefined) => void,
+    /** A newer instance takes IPVS over: stop editing it; resolves to the servers held, once calls in flight are done. */
+    private readonly yieldIpvs: (to: string) => Promise<HeldServer[]> = () => Promise.resolve([]),
   ) {
     this.server = createServer((socket) => this.accept(socket));
   }
@@ -83,11 +102,11 @@ export class HandoverListener {
     return this.peers.size;
   }
 
-  /** Graceful exit: tells every peer which sessions it leaves to them, then closes. */
-  async bye(sessions: SessionRecord[]): Promise<void> {
+  /** Graceful exit: tells every peer which sessions and IPVS holds it leaves to them, then closes. */
+  async bye(sessions: SessionRecord[], holds: HeldServer[] = []): Promise<void> {
     this.closing = true;
     await Promise.all([...this.peers].map((peer) => new Promise<void>((resolve) => {
-      peer.end(`${JSON.stringify({ type: 'bye', sessions } satisfies Message)}\n`, () => resolve());
+      peer.end(`${JSON.stringify({ type: 'bye', sessions, holds } satisfies Message)}\n`, () => resolve());
     })));
     this.close();
   }
@@ -100,8 +119,18 @@ export class HandoverListener {
 
   private accept(socket: Socket): void {
     socket.on('error', () => undefined);
+    let peer: string | undefined;
     readLines(socket, this.log, (m) => {
-      if (m.type !== 'hello' || typeof m.instance !== 'string' || typeof m.startedAtMs !== 'number') return;
+      if (m.type === 'take' && peer !== undefined) {
+        const to = peer;
+        this.log.info({ peer: to }, 'handover: the newer agent instance takes IPVS over; this one stops editing it');
+        void this.yieldIpvs(to).then((holds) => send(socket, { type: 'holds', holds }), (error: unknown) => {
+          this.log.warn({ err: error }, 'handover: could not hand the IPVS holds over');
+        });
+        return;
+      }
+      if (m.type !== 'hello' || typeof m.instance !== 'string' || typeof m.startedAtMs !== 'number' || peer !== undefined) return;
+      peer = m.instance;
       this.peers.add(socket);
       socket.once('close', () => {
         this.peers.delete(socket);
@@ -118,23 +147,41 @@ export class HandoverListener {
 export interface FollowHandlers {
   /** The older instance's open sessions (sent on connect and on every change). */
   sessions(list: SessionRecord[]): void;
-  /** It exited gracefully and left these sessions. */
-  bye(list: SessionRecord[]): void;
+  /** Its IPVS holds, in answer to `take`: it no longer edits IPVS. */
+  holds(list: HeldServer[]): void;
+  /** It exited gracefully and left these sessions and holds. */
+  bye(list: SessionRecord[], holds: HeldServer[]): void;
   /** It is gone without a bye (or was never there): its sessions were cut short. */
   lost(): void;
 }
 
+export interface FollowLink {
+  /** Asks the older instance for IPVS (sent once connected): it answers with its holds. */
+  take(): void;
+  close(): void;
+}
+
 /** Connects to the older instance `instance` (named in the state file) and follows it until it exits. */
-export function followInstance(instance: string, self: StateOwner, log: Logger, handlers: FollowHandlers): { close(): void } {
+export function followInstance(instance: string, self: StateOwner, log: Logger, handlers: FollowHandlers): FollowLink {
   const socket = connect(handoverSocketName(instance));
   let said = false;
   let closing = false;
-  socket.on('connect', () => send(socket, { type: 'hello', instance: self.instance, startedAtMs: self.startedAtMs }));
+  let connected = false;
+  let taking = false;
+  socket.on('connect', () => {
+    connected = true;
+    send(socket, { type: 'hello', instance: self.instance, startedAtMs: self.startedAtMs });
+    if (taking) send(socket, { type: 'take' });
+  });
   readLines(socket, log, (m) => {
+    if (m.type === 'holds') {
+      handlers.holds(holdsOf(m.holds));
+      return;
+    }
     if ((m.type !== 'sessions' && m.type !== 'bye') || !Array.isArray(m.sessions)) return;
     if (m.type === 'bye') {
       said = true;
-      handlers.bye(m.sessions);
+      handlers.bye(m.sessions, holdsOf(m.holds));
     } else handlers.sessions(m.sessions);
   });
   socket.on('error', () => undefined);
@@ -142,6 +189,11 @@ export function followInstance(instance: string, self: StateOwner, log: Logger, 
     if (!said && !closing) handlers.lost();
   });
   return {
+    take: () => {
+      if (taking) return;
+      taking = true;
+      if (connected) send(socket, { type: 'take' });
+    },
     close: () => {
       closing = true;
       socket.destroy();

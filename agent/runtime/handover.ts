@@ -5,9 +5,10 @@
  * when they say bye, reported interrupted when they die without one.
  */
 import type { Logger } from 'pino';
+import type { HeldServer } from '../ipvs/ipvs-hold.js';
 import type { Runnable } from '../runnable.js';
 import type { ForeignSessions } from './foreign-sessions.js';
-import { followInstance, HandoverListener } from './handover-link.js';
+import { followInstance, HandoverListener, type FollowLink } from './handover-link.js';
 import type { AgentPhase } from './phase.js';
 import type { AgentState, SessionRecord, StateOwner } from './state-file.js';
 
@@ -19,12 +20,29 @@ export interface HandedSessions {
   resume(record: SessionRecord, interrupted: boolean): void;
 }
 
+/**
+ * IPVS has one editor at a time while two instances overlap (the IPVS runnable; docs/handover.md):
+ * a newer instance waits for the older ones' holds, an older one yields to a newer one.
+ */
+export interface IpvsEditor {
+  readonly owns: boolean;
+  list(): HeldServer[];
+  expect(holder: string): void;
+  asked(holder: string): void;
+  settled(holder: string): void;
+  adopt(holder: string, held: HeldServer[]): void;
+  yieldTo(to: string): Promise<HeldServer[]>;
+  reclaim(): Promise<void>;
+  release(): void;
+}
+
 export interface HandoverOptions {
   owner: StateOwner;
   logger: Logger;
   phase: AgentPhase;
   foreign: ForeignSessions;
   sessions: HandedSessions;
+  ipvs: IpvsEditor;
   /** The state file as loaded at start, and its writer (a followed instance's sessions changed). */
   state: { readonly loaded: AgentState | undefined; save(): Promise<void> };
 }
@@ -33,19 +51,25 @@ export class Handover implements Runnable {
   readonly name = 'handover';
   private readonly listener: HandoverListener;
   /** Older instances followed over their handover socket. */
-  private readonly following: Array<{ close(): void }> = [];
+  private readonly following: FollowLink[] = [];
 
   constructor(private readonly options: HandoverOptions) {
-    const { owner, logger: log, phase, sessions } = options;
+    const { owner, logger: log, phase, sessions, ipvs } = options;
     this.listener = new HandoverListener(owner, log, () => sessions.openRecords(owner.instance, false), (by) => {
       if (by === undefined) log.info('handover: the newer agent instance went away; this one owns the state file again');
       phase.supersededBy = by;
-    });
+      if (by === undefined) void ipvs.reclaim();
+    }, (to) => ipvs.yieldTo(to));
   }
 
   async start(): Promise<void> {
     await this.listener.listen().catch((error: unknown) => this.options.logger.warn({ err: error }, 'handover socket: could not listen; a newer agent will not see this one\'s sessions'));
     this.followOlder(this.options.state.loaded);
+  }
+
+  /** The first pod list is in: asks every older instance followed to hand IPVS over. */
+  takeIpvs(): void {
+    for (const f of this.following) f.take();
   }
 
   /** Sends this instance's open sessions to every connected newer instance. */
@@ -55,11 +79,13 @@ export class Handover implements Runnable {
 
   /** Tells the newer instances which sessions it leaves them (bye), or just closes. */
   async stop(): Promise<void> {
-    const { owner, sessions } = this.options;
+    const { owner, sessions, ipvs } = this.options;
     const left = sessions.openRecords(owner.instance, true);
-    if (this.listener.connected > 0) await this.listener.bye(left);
+    // The holds go with the sessions, unless a newer instance took them already (they may be stale since).
+    if (this.listener.connected > 0) await this.listener.bye(left, ipvs.owns ? ipvs.list() : []);
     else this.listener.close();
     for (const f of this.following) f.close();
+    ipvs.release();
   }
 
   /**
@@ -69,7 +95,7 @@ export class Handover implements Runnable {
    */
   private followOlder(state: AgentState | undefined): void {
     if (state === undefined) return;
-    const { owner, logger: log, phase, foreign, sessions } = this.options;
+    const { owner, logger: log, phase, foreign, sessions, ipvs } = this.options;
     const holders = new Set<string>();
     if (state.owner !== undefined) holders.add(state.owner.instance);
     for (const rec of state.sessions) {
@@ -81,24 +107,35 @@ export class Handover implements Runnable {
     }
     holders.delete(owner.instance);
     for (const holder of holders) {
-      this.following.push(followInstance(holder, owner, log, {
+      ipvs.expect(holder);
+      const link = followInstance(holder, owner, log, {
+        holds: (held) => ipvs.adopt(holder, held),
         sessions: (list) => {
           foreign.dropHolder(holder);
           for (const r of list) if (!sessions.has(r.drainId)) foreign.set({ ...r, holder });
           void this.options.state.save();
         },
-        bye: (list) => {
+        bye: (list, held) => {
+          ipvs.adopt(holder, held);
           foreign.dropHolder(holder);
           log.info({ from: holder, sessions: list.length }, 'handover: the older agent exited gracefully; continuing the drains it left');
           for (const r of list) sessions.resume({ ...r, holder }, false);
         },
         lost: () => {
+          ipvs.settled(holder);
           if (phase.stopping) return;
           const cut = foreign.dropHolder(holder);
           if (cut.length > 0) log.warn({ from: holder, sessions: cut.length }, 'handover: the agent instance that held these drain calls is gone without handing them over (crash or kill): drains interrupted');
           for (const r of cut) sessions.resume(r, true);
         },
-      }));
+      });
+      this.following.push({
+        take: () => {
+          link.take();
+          ipvs.asked(holder);
+        },
+        close: () => link.close(),
+      });
     }
   }
 }

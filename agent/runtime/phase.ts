@@ -11,6 +11,8 @@ export class AgentPhase {
   handingOver = false;
   /** A newer instance owns the state file: this one no longer writes it. */
   supersededBy: StateOwner | undefined;
+  /** Whether this instance edits IPVS (set by the IPVS runnable to its ownership; ipvs/ipvs-ownership.ts). */
+  ipvsEditor: { readonly owns: boolean } = { owns: true };
 
   /**
    * Handing over to a newer instance that is connected: it runs the plan (IPVS hold, ghost
@@ -18,6 +20,6 @@ export class AgentPhase {
    * of pods that go). Without a newer instance (plain SIGTERM) it keeps holding until it exits.
    */
   get yielded(): boolean {
-    return this.handingOver && this.supersededBy !== undefined;
+    return this.handingOver && this.supersededBy !== undefined && !this.ipvsEditor.owns;
   }
 }

@@ -61,9 +61,11 @@ function validPod(p: unknown): p is PodRecord {
     && typeof p.state === 'string' && (DRAIN_STATES as readonly string[]).includes(p.state) && typeof p.sinceMs === 'number';
 }
 
-function validHold(h: unknown): h is HeldServer {
+/** A held IPVS server as the state file and the handover link carry it. */
+export function validHold(h: unknown): h is HeldServer {
   return isRecord(h) && typeof h.podUid === 'string' && isRecord(h.service) && isRecord(h.destination)
-    && typeof h.originalWeight === 'number' && typeof h.recreated === 'boolean';
+    && typeof h.originalWeight === 'number' && typeof h.recreated === 'boolean'
+    && (h.originalAssumed === undefined || typeof h.originalAssumed === 'boolean');
 }
 
 function validSession(s: unknown): s is SessionRecord {

@@ -71,6 +71,12 @@ export class StateKeeper implements Runnable {
     log.info({ stateFile, pods: loaded.state.pods.length, holds: loaded.state.holds.length, sessions: loaded.state.sessions.length, owner: loaded.state.owner?.instance, writtenAt: loaded.state.writtenAt }, 'state file loaded: resuming holds');
   }
 
+  /** The holds in the file now (written by a newer instance that went away again). */
+  async storedHolds(): Promise<HeldServer[] | undefined> {
+    const loaded = await loadState(this.options.stateFile, this.options.clock.now());
+    return loaded.kind === 'loaded' ? loaded.state.holds : undefined;
+  }
+
   /** Every part is up: writes may begin. */
   allowWrites(): void {
     this.writable = true;

@@ -13,7 +13,9 @@
  *    `--only handover`: the same reaction time with a second agent instance overlapping (the
  *    zero-gap handover of docs/handover.md: both bound to the same ports with SO_REUSEPORT, the
  *    older one sent into handOver() with a held drain call, the newer one owning the state
- *    file, both editing the same IPVS table), side by side with one agent alone.
+ *    file and, once it has the older one's holds, editing IPVS alone), and with an agent that
+ *    started with drain calls waiting at its start-up hold (ids not known before the first pod
+ *    list), side by side with one agent alone. Each run has a state file of its own.
  * 2. Memory: RSS of the real agent process (compiled as the image ships it, plain node) with
  *    10,000 managed pods in its cache. Goal < 150 MB. Baseline: the same process with 0 pods.
  *
@@ -105,11 +107,28 @@ async function holdPassAlone(held: number): Promise<number[]> {
   return out;
 }
 
-/** `overlap`: a second agent instance beside the first; `handover`: the first then in handOver(). */
-async function watchToWeightZero(held: number, dir: string, overlap: false | 'overlap' | 'handover' = false): Promise<number[]> {
+/** Polls `check` every 20 ms; a setup step that never completes fails the run with its name instead of hanging it. */
+async function waitFor(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error(`bench setup: ${what} not reached in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+let runs = 0;
+
+/**
+ * `overlap`: a second agent instance beside the first; `handover`: the first then in
+ * handOver(); `startup`: one agent that started with drain calls held at its start-up hold.
+ */
+async function watchToWeightZero(held: number, dir: string, overlap: false | 'overlap' | 'handover' | 'startup' = false): Promise<number[]> {
   const api = new FakeApiServer();
   await api.start();
-  const tag = `${held}-${overlap === false ? 'alone' : overlap}`;
+  // A state file per run: one left by an earlier run would resume its drain session, which
+  // may end before this run's call joins it (the call is then answered at once and no session
+  // ever shows: the hang of `--held 1000 --rounds 2`).
+  const tag = `${held}-${overlap === false ? 'alone' : overlap}-${++runs}`;
   const kubeconfig = api.writeKubeconfig(join(dir, `kubeconfig-${tag}`));
   api.putPod(managedPod({ name: 'target', nodeName: 'node-0', ips: [TARGET] }));
   for (let i = 0; i < 50; i++) api.putPod(managedPod({ name: `other-${i}`, nodeName: 'node-0', ips: [`10.41.0.${i}`] }));
@@ -161,21 +180,31 @@ async function watchToWeightZero(held: number, dir: string, overlap: false | 'ov
   });
   const agent = makeAgent({ drainPort: 0, metricsPort: 0 });
   const ports = await agent.start();
-  while (!agent.readiness().ready) await new Promise((r) => setTimeout(r, 20));
+  let startupCalls: Array<Promise<unknown>> = [];
+  if (overlap === 'startup') {
+    // Sent before the first pod list is in: held by the start-up hold, then answered 404.
+    startupCalls = Array.from({ length: 20 }, (_, i) => fetch(`http://127.0.0.1:${ports.drainPort}/v1/drain/not-known-${i}`).catch(() => undefined));
+  }
+  await waitFor('agent ready', () => agent.readiness().ready);
+  await Promise.all(startupCalls);
   let newer: Agent | undefined;
   let heldCall: Promise<unknown> | undefined;
   let handover: Promise<void> | undefined;
-  if (overlap !== false) {
+  if (overlap === 'overlap' || overlap === 'handover') {
     // A pod whose drain the older agent holds (its flow never closes), a newer agent on the
     // same ports and state file; 'handover': then SIGTERM's handOver() on the older one.
     await conntrack.insertConntrackForTest([{ protocol: 'tcp', origSrc: '192.0.2.1', origDst: '10.43.0.1', dstPort: 8080, state: 'ESTABLISHED', timeout: 3600 }]);
     api.putPod(managedPod({ name: 'held', nodeName: 'node-0', ips: ['10.43.0.1'], drain: '10m' }));
-    while (agent.cache.byDrain('drain-held') === undefined) await new Promise((r) => setTimeout(r, 20));
+    await waitFor('the held pod in the cache', () => agent.cache.byDrain('drain-held') !== undefined);
     heldCall = fetch(`http://127.0.0.1:${ports.drainPort}/v1/drain/drain-held`).catch(() => undefined);
-    while (agent.snapshot().sessions.length === 0) await new Promise((r) => setTimeout(r, 20));
+    await waitFor('the held drain session', () => agent.snapshot().sessions.length > 0);
+    // The newer one finds the older one through the state file.
+    await waitFor('the state file written', () => existsSync(config.value.stateFile));
     newer = makeAgent(ports);
     await newer.start();
-    while (!newer.readiness().ready) await new Promise((r) => setTimeout(r, 20));
+    const second = newer;
+    await waitFor('newer agent ready', () => second.readiness().ready);
+    await waitFor('newer agent edits IPVS (has the older one\'s holds)', () => second.ownsIpvs && !agent.ownsIpvs);
     if (overlap === 'handover') handover = agent.handOver();
   }
   const samples: number[] = [];
@@ -185,12 +214,12 @@ async function watchToWeightZero(held: number, dir: string, overlap: false | 'ov
       const zero = new Promise<void>((resolve) => (onZero = resolve));
       const t0 = performance.now();
       api.modifyPod('shop', 'target', (p) => setReady(p, false));
-      await zero;
+      await withTimeout(zero, `iteration ${i}: weight 0 on all ${held} servers`);
       if (i >= 2) samples.push(performance.now() - t0); // 2 warm-up rounds
       restored.clear();
       const back = new Promise<void>((resolve) => (onRestored = resolve));
       api.modifyPod('shop', 'target', (p) => setReady(p, true));
-      await back;
+      await withTimeout(back, `iteration ${i}: original weight back on all ${held} servers`);
       await new Promise((r) => setTimeout(r, 300)); // isolated events: let the previous pass and state write finish
     }
   } finally {
@@ -201,6 +230,14 @@ async function watchToWeightZero(held: number, dir: string, overlap: false | 'ov
     await api.close();
   }
   return samples;
+}
+
+function withTimeout<T>(promise: Promise<T>, what: string, ms = 60_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`bench: ${what} not reached in ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /** Compiles the shipped code (tsconfig.build.json) as the agent image does, into dist/bench-agent. */
@@ -273,15 +310,23 @@ try {
       const alone: number[] = [];
       const overlap: number[] = [];
       const handover: number[] = [];
+      const startup: number[] = [];
+      /** The one-agent runs of even and odd rounds: their ratio is the noise of an A/A comparison. */
+      const aloneHalves: [number[], number[]] = [[], []];
       for (let r = 0; r < rounds; r++) {
-        alone.push(...(await watchToWeightZero(held, dir, false)));
+        const one = await watchToWeightZero(held, dir, false);
+        alone.push(...one);
+        aloneHalves[r % 2]?.push(...one);
         overlap.push(...(await watchToWeightZero(held, dir, 'overlap')));
         handover.push(...(await watchToWeightZero(held, dir, 'handover')));
+        startup.push(...(await watchToWeightZero(held, dir, 'startup')));
       }
       const a = stats(alone);
       const o = stats(overlap);
       const h = stats(handover);
-      console.log(`held servers ${String(held).padStart(4)}: watch event -> weight 0 (${alone.length} samples each) | one agent: median ${a.median.toFixed(1)} ms, p95 ${a.p95.toFixed(1)} ms | older handing over to newer: median ${h.median.toFixed(1)} ms, p95 ${h.p95.toFixed(1)} ms, ratio of medians ${(h.median / a.median).toFixed(2)} | both running (before SIGTERM): median ${o.median.toFixed(1)} ms, p95 ${o.p95.toFixed(1)} ms, ratio ${(o.median / a.median).toFixed(2)} | load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+      const s = stats(startup);
+      const vs = (x: ReturnType<typeof stats>): string => `median ${x.median.toFixed(1)} ms, p95 ${x.p95.toFixed(1)} ms, ratio of medians ${(x.median / a.median).toFixed(2)}`;
+      console.log(`held servers ${String(held).padStart(4)}: watch event -> weight 0 (${alone.length} samples each) | one agent: median ${a.median.toFixed(1)} ms, p95 ${a.p95.toFixed(1)} ms | older handing over to newer: ${vs(h)} | both running (before SIGTERM): ${vs(o)} | after a start-up hold of 20 calls: ${vs(s)} | noise, one agent vs one agent (even vs odd rounds): ratio of medians ${rounds > 1 ? (stats(aloneHalves[0]).median / stats(aloneHalves[1]).median).toFixed(2) : 'n/a (one round)'} | load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     }
     process.exit(0);
   }

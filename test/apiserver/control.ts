@@ -8,6 +8,7 @@
  *   POST   /stand-in/expire                           -> 410 for every resourceVersion so far
  *   POST   /stand-in/drop                             -> reset every open watch
  *   POST   /stand-in/bookmark                         -> BOOKMARK to watches that asked
+ *   POST   /stand-in/watch-list       body: {"support": "on"|"off"|"ignored"} -> how sendInitialEvents is served
  *   GET    /stand-in/events                           -> the Events clients created
  */
 import type { IncomingMessage } from 'node:http';
@@ -53,6 +54,17 @@ export function handleControl(server: FakeApiServer, req: IncomingMessage, url: 
   if (method === 'POST' && path === '/stand-in/bookmark') {
     server.sendBookmarks();
     send(200, {});
+    return;
+  }
+  if (method === 'POST' && path === '/stand-in/watch-list') {
+    server.readJson(req, (body) => {
+      const support = body?.support;
+      if (support !== 'on' && support !== 'off' && support !== 'ignored') send(400, { error: 'support must be "on", "off" or "ignored"' });
+      else {
+        server.watchList = support;
+        send(200, {});
+      }
+    });
     return;
   }
   if (method === 'GET' && path === '/stand-in/events') {

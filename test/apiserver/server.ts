@@ -16,7 +16,18 @@
  * - WATCH the same paths with `watch=true&resourceVersion=N[&allowWatchBookmarks=true][&timeoutSeconds=S]`:
  *   HTTP 200, chunked, one JSON event per line (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`),
  *   replaying every change after N; a compacted N gets an `ERROR` event carrying a 410 `Status`
- *   (reason `Expired`) and the stream ends, as the real server does.
+ *   (reason `Expired`) and the stream ends, as the real server does. With no resourceVersion
+ *   (or `0`) it starts with a synthetic ADDED per current object, as the real server does.
+ * - The streaming list (KEP-3157): a WATCH with `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`
+ *   (and `allowWatchBookmarks=true`) sends one ADDED per current object (written with
+ *   backpressure; live changes meanwhile are queued), then a BOOKMARK at the state's
+ *   resourceVersion annotated `k8s.io/initial-events-end: "true"`, then the live events. Its
+ *   `resourceVersion` is taken as a lower bound and the current state served (the real server
+ *   waits for its cache to reach it). `watchList` says how the server treats it: `on` (1.32,
+ *   1.34+), `off` (the gate off: 1.27-1.31, and 1.33 by default) answers HTTP 422 `Invalid`
+ *   with the real server's message, `ignored` (a server or proxy that drops the parameters)
+ *   serves a plain watch. `resourceVersionMatch` on a watch without `sendInitialEvents` is a 422
+ *   as on the real server. Counted in `listStats.streamed`; `failNext(.., 'list')` matches it.
  * - `GET /api/v1/namespaces/<ns>/pods/<name>`, `POST /api/v1/namespaces/<ns>/events` (recorded).
  * - Secrets and MutatingWebhookConfigurations: get, create, replace, JSON patch (plain-objects.ts).
  *
@@ -55,7 +66,14 @@ interface OpenWatch {
   namespace: string | undefined;
   bookmarks: boolean;
   timer: NodeJS.Timeout | undefined;
+  /** While a streaming list writes its initial events: live events queued behind them. */
+  pending?: Array<{ type: WatchEventType; object: JsonObject }> | undefined;
 }
+
+/** How the stand-in treats `sendInitialEvents=true` (see the header). */
+export type WatchListSupport = 'on' | 'off' | 'ignored';
+
+export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
 export interface RecordedRequest {
   method: string;
@@ -83,8 +101,17 @@ export class FakeApiServer {
   readonly plain = new PlainObjects();
   /** Every Event the clients created, in order. */
   readonly events: JsonObject[] = [];
-  /** Lists served from the "watch cache" (resourceVersion set) and from "etcd" (quorum reads), and bytes sent. */
-  readonly listStats = { fromCache: 0, quorum: 0, bytes: 0 };
+  /**
+   * Lists served from the "watch cache" (resourceVersion set), from "etcd" (quorum reads), as
+   * streaming lists (`sendInitialEvents`), streaming lists refused (gate off), and list bytes
+   * sent (list bodies and initial events).
+   */
+  readonly listStats = { fromCache: 0, quorum: 0, streamed: 0, refused: 0, bytes: 0 };
+  /** Whether `sendInitialEvents=true` is served (`on`, as 1.34), refused (`off`, as 1.33) or ignored. */
+  watchList: WatchListSupport = 'on';
+  /** Tests: streaming lists write their initial events but hold the end bookmark until `releaseInitialEventsEnd()`. */
+  holdInitialEventsEnd = false;
+  private readonly heldEnds: Array<() => void> = [];
   /**
    * Applied to every object as it is written to a client (lists and watch events): the bench
    * stores small pods and sends them full size (~6 KB: managedFields, containers...), as the
@@ -248,17 +275,28 @@ export class FakeApiServer {
     }
   }
 
-  /** Sends a BOOKMARK (current resourceVersion) to every watch that asked for bookmarks. */
+  /** Sends a BOOKMARK (current resourceVersion) to every watch that asked for bookmarks (past its initial events). */
   sendBookmarks(): void {
     for (const w of this.watches) {
-      if (!w.bookmarks) continue;
+      if (!w.bookmarks || w.pending !== undefined) continue;
       this.writeEvent(w, 'BOOKMARK', { kind: RESOURCES[w.resource].kind, apiVersion: RESOURCES[w.resource].apiVersion, metadata: { resourceVersion: String(this.rv) } });
     }
+  }
+
+  /** Sends the end bookmarks held by `holdInitialEventsEnd` (and stops holding). */
+  releaseInitialEventsEnd(): void {
+    this.holdInitialEventsEnd = false;
+    for (const end of this.heldEnds.splice(0)) end();
   }
 
   /** The next `count` matching requests answer `statusCode` with a Status body. */
   failNext(count: number, statusCode = 500, match: 'list' | 'watch' | 'any' = 'any'): void {
     for (let i = 0; i < count; i++) this.failures.push({ status: statusCode, match });
+  }
+
+  /** Forgets failures `failNext` queued and no request took. */
+  clearFailures(): void {
+    this.failures.length = 0;
   }
 
   get openWatches(): number {
@@ -269,7 +307,9 @@ export class FakeApiServer {
     this.history.push(entry);
     if (this.history.length > 10_000) this.history.shift();
     for (const w of this.watches) {
-      if (w.resource === entry.resource && this.visible(w, entry.object)) this.writeEvent(w, entry.type, entry.object);
+      if (w.resource !== entry.resource || !this.visible(w, entry.object)) continue;
+      if (w.pending !== undefined) w.pending.push({ type: entry.type, object: entry.object });
+      else this.writeEvent(w, entry.type, entry.object);
     }
   }
 
@@ -278,8 +318,14 @@ export class FakeApiServer {
     return matchesLabelSelector(w.labelSelector, object.metadata?.labels) && matchesFieldSelector(w.fieldSelector, object);
   }
 
-  private writeEvent(w: OpenWatch, type: string, object: JsonObject): void {
-    w.res.write(`${JSON.stringify({ type, object: this.expand === undefined ? object : this.expand(object) })}\n`);
+  /** One watch event's line; objects are expanded (`expand`), bookmarks and Status objects are not. */
+  private eventLine(type: string, object: JsonObject): string {
+    const full = this.expand === undefined || type === 'BOOKMARK' || type === 'ERROR' ? object : this.expand(object);
+    return `${JSON.stringify({ type, object: full })}\n`;
+  }
+
+  private writeEvent(w: OpenWatch, type: string, object: JsonObject): boolean {
+    return w.res.write(this.eventLine(type, object));
   }
 
   private endWatch(w: OpenWatch, error?: JsonObject): void {
@@ -312,13 +358,14 @@ export class FakeApiServer {
     const podPath = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(url.pathname);
     const eventsPath = /^\/api\/v1\/namespaces\/([^/]+)\/events$/.exec(url.pathname);
     const isWatch = query.watch === 'true' || query.watch === '1';
-    const failure = this.takeFailure(collection !== undefined ? (isWatch ? 'watch' : 'list') : 'other');
+    const streamingList = isWatch && query.sendInitialEvents === 'true';
+    const failure = this.takeFailure(collection !== undefined ? (isWatch && !streamingList ? 'watch' : 'list') : 'other');
     if (failure !== undefined) {
       send(failure, status(failure, 'InternalError', 'stand-in: injected failure'));
       return;
     }
     if (collection !== undefined && req.method === 'GET') {
-      if (isWatch) this.serveWatch(res, collection.resource, collection.namespace, query);
+      if (isWatch) this.serveWatch(res, send, collection.resource, collection.namespace, query);
       else this.serveList(res, send, collection.resource, collection.namespace, query);
       return;
     }
@@ -413,8 +460,38 @@ export class FakeApiServer {
     pump();
   }
 
-  private serveWatch(res: ServerResponse, resource: Resource, namespace: string | undefined, query: Record<string, string>): void {
-    const from = query.resourceVersion === undefined || query.resourceVersion === '' ? this.rv : Number(query.resourceVersion);
+  /** The real server's 422 for a watch's options it does not accept (`field`: the offending option). */
+  private invalidWatch(send: (code: number, body: unknown) => void, field: string, why: string): void {
+    send(422, {
+      ...status(422, 'Invalid', `ListOptions.meta.k8s.io "" is invalid: ${field}: Forbidden: ${why}`),
+      details: { group: 'meta.k8s.io', kind: 'ListOptions', causes: [{ reason: 'FieldValueForbidden', message: `Forbidden: ${why}`, field }] },
+    });
+  }
+
+  /** Validates a watch's streaming-list options as the real server does; false when it answered 422. */
+  private acceptWatchOptions(send: (code: number, body: unknown) => void, query: Record<string, string>): boolean {
+    if (this.watchList === 'ignored') return true;
+    const match = query.resourceVersionMatch;
+    if (query.sendInitialEvents !== undefined) {
+      if (match !== 'NotOlderThan') this.invalidWatch(send, 'resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+      else if (this.watchList === 'off') this.invalidWatch(send, 'sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled');
+      else if (query.allowWatchBookmarks !== 'true') this.invalidWatch(send, 'allowWatchBookmarks', 'stand-in: sendInitialEvents needs allowWatchBookmarks=true (its end is a bookmark)');
+      else return true;
+      if (this.watchList === 'off') this.listStats.refused += 1;
+      return false;
+    }
+    if (match !== undefined && match !== '') {
+      this.invalidWatch(send, 'resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+      return false;
+    }
+    return true;
+  }
+
+  private serveWatch(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>): void {
+    if (!this.acceptWatchOptions(send, query)) return;
+    const streamingList = query.sendInitialEvents === 'true' && this.watchList !== 'ignored';
+    const noRv = query.resourceVersion === undefined || query.resourceVersion === '';
+    const from = noRv ? 0 : Number(query.resourceVersion);
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     res.flushHeaders();
     const w: OpenWatch = {
@@ -426,12 +503,14 @@ export class FakeApiServer {
       bookmarks: query.allowWatchBookmarks === 'true',
       timer: undefined,
     };
-    if (!Number.isFinite(from) || from < this.compactedRv) {
+    if (!Number.isFinite(from) || (!streamingList && from !== 0 && from < this.compactedRv)) {
       this.writeEvent(w, 'ERROR', status(410, 'Expired', `too old resource version: ${String(query.resourceVersion)} (${this.compactedRv})`));
       res.end();
       return;
     }
-    if (from === 0) {
+    if (streamingList) {
+      this.serveInitialEvents(w);
+    } else if (from === 0) {
       for (const object of this.store(resource).values()) if (this.visible(w, object)) this.writeEvent(w, 'ADDED', object);
     } else {
       for (const entry of this.history) {
@@ -445,5 +524,42 @@ export class FakeApiServer {
       if (w.timer !== undefined) clearTimeout(w.timer);
       this.watches.delete(w);
     });
+  }
+
+  /**
+   * A streaming list's initial events: the current state as ADDED events, written with
+   * backpressure, then the end bookmark, then what changed meanwhile (queued in `pending`).
+   */
+  private serveInitialEvents(w: OpenWatch): void {
+    const snapshot = [...this.store(w.resource).values()].filter((o) => this.visible(w, o));
+    const rv = this.rv;
+    this.listStats.streamed += 1;
+    w.pending = [];
+    let i = 0;
+    const pump = (): void => {
+      if (w.res.destroyed || w.res.writableEnded) return;
+      let ok = true;
+      while (ok && i < snapshot.length) {
+        let text = '';
+        for (let k = 0; k < 64 && i < snapshot.length; k++, i++) text += this.eventLine('ADDED', snapshot[i] as JsonObject);
+        this.listStats.bytes += Buffer.byteLength(text);
+        ok = w.res.write(text);
+      }
+      if (i < snapshot.length) {
+        w.res.once('drain', pump);
+        return;
+      }
+      if (this.holdInitialEventsEnd) this.heldEnds.push(end);
+      else end();
+    };
+    const end = (): void => {
+      if (w.res.destroyed || w.res.writableEnded) return;
+      const { kind, apiVersion } = RESOURCES[w.resource];
+      this.writeEvent(w, 'BOOKMARK', { kind, apiVersion, metadata: { resourceVersion: String(rv), annotations: { [INITIAL_EVENTS_END]: 'true' } } });
+      const queued = w.pending ?? [];
+      w.pending = undefined;
+      for (const e of queued) this.writeEvent(w, e.type, e.object);
+    };
+    pump();
   }
 }
