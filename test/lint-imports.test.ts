@@ -31,7 +31,7 @@ async function rejectedLines(file: string, source: string): Promise<number[]> {
 
 describe('the import rules (eslint.config.js)', () => {
   it('keep test/, lab/ and bench/ out of every production layer', async () => {
-    const source = "import { a } from './apiserver/pods.js';\nimport { b } from '../lab/entry.js';\nimport { c } from '../bench/run.js';\nimport { d } from './ok.js';\n";
+    const source = "import { a } from '../test/apiserver/pods.js';\nimport { b } from '../lab/entry.js';\nimport { c } from '../bench/run.js';\nimport { d } from './ok.js';\n";
     for (const file of ['cli/x.ts', 'kube/x.ts', 'agent/x.ts', 'webhook/x.ts', 'native/lib/x.ts', 'src/x.ts']) {
       const nested = file.split('/').length - 2;
       assert.deepEqual(await rejectedLines(file, source.replaceAll("'../", `'${'../'.repeat(nested + 1)}`)), [1, 2, 3], file);
@@ -39,7 +39,7 @@ describe('the import rules (eslint.config.js)', () => {
   });
 
   it('let tests import test helpers and the lab', async () => {
-    assert.deepEqual(await rejectedLines('agent/x.test.ts', "import { a } from './apiserver/pods.js';\nimport { b } from '../lab/entry.js';\n"), []);
+    assert.deepEqual(await rejectedLines('agent/x.test.ts', "import { a } from '../test/apiserver/pods.js';\nimport { b } from '../lab/entry.js';\n"), []);
   });
 
   it('keep components under cli/, with no exception', async () => {
