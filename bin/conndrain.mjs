@@ -13,7 +13,11 @@ if (existsSync(fileURLToPath(compiled))) {
   // Node 22.1+ keeps V8's compiled code of the bundle on disk (NODE_COMPILE_CACHE picks the
   // directory, NODE_DISABLE_COMPILE_CACHE=1 turns it off); where the directory is not
   // writable it stays off. Node 20 has no such cache.
-  module.enableCompileCache?.();
+  try {
+    module.enableCompileCache?.();
+  } catch {
+    // no cache: the CLI runs the same, only compiles again
+  }
   await import(compiled.href);
 } else {
   const { register } = await import('tsx/esm/api');
