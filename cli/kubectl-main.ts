@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 /** The `kubectl-conndrain` entry point (kubectl plugin): cli/kubectl-plugin.ts. `--version` is answered here. */
+import { tolerateClosedReaders } from './closed-pipe.js';
 import { isVersionRequest, VERSION } from './version.js';
+
+tolerateClosedReaders();
 
 if (isVersionRequest(process.argv.slice(2))) {
   process.stdout.write(`${VERSION}\n`);
