@@ -1,13 +1,26 @@
 #!/usr/bin/env node
-// Runs the compiled CLI when built (images, `npm run build`), else the TypeScript through tsx.
+// The `conndrain` command, and through bin/kubectl-conndrain.mjs the kubectl plugin: the one
+// launcher for both. It imports this file as `./conndrain.mjs?entry=kubectl-main`; the query
+// names the entry point (cli/main.ts or cli/kubectl-main.ts). Runs the compiled CLI when it is
+// built (dist/cli: `npm ci`, `npm run build`, the images), else the TypeScript through tsx.
 import { existsSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import module from 'node:module';
+import { fileURLToPath } from 'node:url';
 
-const compiled = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-if (existsSync(compiled)) {
-  await import(pathToFileURL(compiled).href);
+const entry = new URL(import.meta.url).searchParams.get('entry') === 'kubectl-main' ? 'kubectl-main' : 'main';
+const compiled = new URL(`../dist/cli/${entry}.js`, import.meta.url);
+if (existsSync(fileURLToPath(compiled))) {
+  // Node 22.1+ keeps V8's compiled code of the bundle on disk (NODE_COMPILE_CACHE picks the
+  // directory, NODE_DISABLE_COMPILE_CACHE=1 turns it off); where the directory is not
+  // writable it stays off. Node 20 has no such cache.
+  try {
+    module.enableCompileCache?.();
+  } catch {
+    // no cache: the CLI runs the same, only compiles again
+  }
+  await import(compiled.href);
 } else {
   const { register } = await import('tsx/esm/api');
   register();
-  await import(new URL('../cli/main.ts', import.meta.url).href);
+  await import(new URL(`../cli/${entry}.ts`, import.meta.url).href);
 }

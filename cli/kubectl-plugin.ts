@@ -9,21 +9,16 @@
  * agent) and the lab are not part of the plugin.
  */
 import { Command } from 'commander';
-import { registerDoctorCommand } from './commands/doctor.js';
-import { registerInjectCommand } from './commands/inject.js';
-import { registerReviewCommand } from './commands/review.js';
-import { addStaleCommand } from './commands/stale.js';
+import { PLUGIN_LISTINGS } from './command-listings.js';
+import { addListedCommands } from './lazy-command.js';
 import { applyUsageErrorRule } from './usage-error.js';
+import { VERSION } from './version.js';
 
-export const PLUGIN_COMMANDS = ['inject', 'review', 'stale', 'doctor'] as const;
+export const PLUGIN_COMMANDS: readonly string[] = PLUGIN_LISTINGS.map((listing) => listing.name);
 
 export function buildPluginProgram(): Command {
   const program = new Command('kubectl conndrain')
     .description('conndrain for operators: preview and check drain-hook injection, find ghost conntrack entries, check a node. Installed on PATH as kubectl-conndrain by `npm install -g` of the conndrain package (docs/install.md).')
-    .version('0.1.0');
-  registerInjectCommand(program);
-  registerReviewCommand(program);
-  addStaleCommand(program);
-  registerDoctorCommand(program);
-  return applyUsageErrorRule(program);
+    .version(VERSION);
+  return applyUsageErrorRule(addListedCommands(program, PLUGIN_LISTINGS));
 }

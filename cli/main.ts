@@ -1,8 +1,16 @@
 #!/usr/bin/env node
-/** The `conndrain` CLI: the one entry point for every part (cli/program.ts). */
-import { buildProgram } from './program.js';
-import { runProgram } from './run.js';
+/**
+ * The `conndrain` CLI: the one entry point for every part (cli/program.ts). `--version` is
+ * answered here; anything else loads the program, which loads the command it names.
+ */
+import { tolerateClosedReaders } from './closed-pipe.js';
+import { isVersionRequest, VERSION } from './version.js';
 
-export { buildProgram };
+tolerateClosedReaders();
 
-await runProgram(buildProgram(), 'conndrain');
+if (isVersionRequest(process.argv.slice(2))) {
+  process.stdout.write(`${VERSION}\n`);
+} else {
+  const [{ buildProgram }, { runProgram }] = await Promise.all([import('./program.js'), import('./run.js')]);
+  await runProgram(buildProgram(), 'conndrain');
+}

@@ -5,10 +5,14 @@
 import type { Command } from 'commander';
 import { CliExit } from './exit.js';
 import { exitAfterOutput } from './flush.js';
-import { USAGE_EXIT, usageLine } from './usage-error.js';
+import { defineRequestedCommand } from './lazy-command.js';
+import { applyUsageErrorRule, USAGE_EXIT, usageLine } from './usage-error.js';
 
 export async function runProgram(program: Command, name: string): Promise<void> {
   try {
+    // Only the command this run names is defined (imported); the rule covers what it adds.
+    const requested = await defineRequestedCommand(program, process.argv.slice(2));
+    if (requested !== undefined) applyUsageErrorRule(requested);
     await program.parseAsync(process.argv);
   } catch (error) {
     // Every way out waits for stdout/stderr to be written: `conndrain inject ... | kubectl

@@ -12,10 +12,7 @@ import { addConfigOptions } from '../options.js';
  * the listeners close (a second agent on the same ports takes new calls), held drain calls are
  * answered as their drains end, then it exits with holds kept in place (docs/handover.md).
  */
-export function registerAgentCommand(program: Command): void {
-  const command = program
-    .command('agent')
-    .description('Run the node agent: drain API for preStop hooks, cluster-wide IPVS hold of draining pods, ghost conntrack cleanup');
+export function defineAgentCommand(command: Command): void {
   addConfigOptions(command, AGENT_OPTIONS);
   command.action(async (flags: Record<string, unknown>) => {
     const cleanup = loadAgentCleanupConfig({ flags, env: process.env });

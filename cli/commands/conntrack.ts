@@ -3,7 +3,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import type { ConntrackEntry, ConntrackEntryRef, ConntrackMatch, ConntrackProtocol, ConntrackStats, ConntrackTuple, DeleteConntrackResult, NetlinkError } from 'netlink-native/types';
 import { CliExit } from '../exit.js';
 import { loadNetlinkNative, type NativeModule } from '../load-native.js';
-import { addStaleCommand } from './stale.js';
+import { STALE } from '../command-listings.js';
+import { defineStaleCommand } from './stale.js';
 
 const MATCH_MODES: readonly ConntrackMatch[] = ['origSrc', 'origDst', 'replySrc', 'replyDst'];
 const PROTOCOLS: readonly ConntrackProtocol[] = ['tcp', 'udp', 'sctp', 'ipip', 'ipv6', 'icmp', 'icmpv6', 'udplite', 'dccp', 'gre'];
@@ -211,11 +212,8 @@ function zoneText(e: ConntrackEntry): string {
 }
 
 /** `conndrain conntrack list|delete|stats` (and `stale`): ctnetlink through netlink-native, no `conntrack` CLI. */
-export function registerConntrackCommands(program: Command): void {
-  const conntrack = program
-    .command('conntrack')
-    .description('read and delete conntrack entries over netlink (needs CAP_NET_ADMIN)')
-    .addHelpText('after', `
+export function defineConntrackCommand(conntrack: Command): void {
+  conntrack.addHelpText('after', `
 Examples:
   conndrain conntrack delete --address 10.244.1.7,fd00::7 --dry-run      # what a dead pod left behind
   conndrain conntrack list --address 10.244.1.7 --match replySrc --protocol tcp,udp
@@ -250,5 +248,5 @@ Exit code: 0 done, 1 some delete failed, netlink error or missing network namesp
       await runStats(flags);
     });
 
-  addStaleCommand(conntrack);
+  defineStaleCommand(conntrack.command(STALE.name).description(STALE.description));
 }

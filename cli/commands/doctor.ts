@@ -22,10 +22,8 @@ Checks (one line each: value, problem or not, why):
 Exit code: 0 no problem found, 1 at least one problem, 2 the doctor could not run.`;
 
 /** `conndrain doctor`: a node's conntrack and IPVS settings, the agent, and ghost entries, judged. */
-export function registerDoctorCommand(program: Command): void {
-  program
-    .command('doctor')
-    .description('Checks a node for what breaks drains and leaves ghost connections: conntrack fill and drops, timeouts, IPVS sysctls, the agent, stale entries.')
+export function defineDoctorCommand(doctor: Command): void {
+  doctor
     .addOption(new Option('--netns <name>', 'check this network namespace (under /var/run/netns) instead of the current one'))
     .addOption(new Option('--json', 'machine-readable output'))
     .addOption(new Option('--agent-url <url>', 'the agent\'s metrics address (/healthz, /metrics)').default(DEFAULT_AGENT_URL))

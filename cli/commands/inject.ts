@@ -5,11 +5,8 @@ import { addConfigOptions } from '../options.js';
 import { INJECT_OPTIONS, loadWebhookCliConfig, readInput } from '../webhook-input.js';
 
 /** `conndrain inject`: manifests rewritten the way the webhook would mutate them (webhook/inject-manifests.ts). */
-export function registerInjectCommand(program: Command): void {
-  const inject = program
-    .command('inject')
-    .description('Rewrite Kubernetes manifests the way the webhook would mutate them: Pods get the preStop drain hook and grace period, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs get it in their pod template; other kinds pass through untouched. YAML (multi-document) or JSON; the result goes to stdout, warnings to stderr.')
-    .option('-f, --filename <file>', 'manifest file to read, or - for stdin', '-');
+export function defineInjectCommand(inject: Command): void {
+  inject.option('-f, --filename <file>', 'manifest file to read, or - for stdin', '-');
   addConfigOptions(inject, INJECT_OPTIONS);
   inject.addHelpText('after', `
 Examples:

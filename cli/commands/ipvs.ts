@@ -4,6 +4,7 @@
  */
 import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
 import type { IpvsDestination, IpvsDestinationKey, IpvsService, IpvsServiceKey, NetlinkError } from 'netlink-native/types';
+import { IPVS } from '../command-listings.js';
 import { CliExit } from '../exit.js';
 import { loadNetlinkNative, type NativeModule } from '../load-native.js';
 
@@ -126,11 +127,9 @@ async function runWeight(service: IpvsServiceKey, dest: IpvsDestinationKey, weig
   }
 }
 
-export function registerIpvsCommands(program: Command, print: Print = printToStdout): void {
-  const ipvs = program
-    .command('ipvs')
-    .description("the node's IPVS virtual services and real servers (generic netlink, no ipvsadm)")
-    .hook('preSubcommand', loadIpvsKeys);
+/** `conndrain ipvs list|weight`, defined on the listed `ipvs` command. */
+export function defineIpvsCommand(ipvs: Command, print: Print = printToStdout): void {
+  ipvs.hook('preSubcommand', loadIpvsKeys);
 
   ipvs
     .command('list')
@@ -151,4 +150,9 @@ export function registerIpvsCommands(program: Command, print: Print = printToStd
     .addOption(new Option('--netns <name>', 'network namespace under /var/run/netns (this one when absent)'))
     .addHelpText('after', '\nExample (drain one real server of a service):\n  conndrain ipvs weight tcp:10.96.0.10:80 10.244.1.5:8080 0')
     .action(async (service: IpvsServiceKey, dest: IpvsDestinationKey, weight: number, flags: { netns?: string; json?: boolean }) => runWeight(service, dest, weight, flags, print));
+}
+
+/** Adds `ipvs` to `program`, defined now (in-process runs with their own `print`: native/test/ipvs.guest.ts). */
+export function registerIpvsCommands(program: Command, print: Print = printToStdout): void {
+  defineIpvsCommand(program.command(IPVS.name).description(IPVS.description), print);
 }

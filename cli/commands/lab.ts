@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
+import { LAB_SCENARIOS } from '../command-listings.js';
 import { CliExit } from '../exit.js';
-
-const SCENARIO_NAMES = ['ghost', 'maglev-drift', 'dsr-node-loss'];
 
 /** What one lab scenario run hands back to the CLI. */
 export interface LabScenarioOutcome {
@@ -54,32 +53,29 @@ async function requireLab(lab: LabEntry): Promise<void> {
  * `conndrain lab <scenario> [--json]` and `conndrain demo`. The lab lives in lab/ and is
  * loaded lazily: builds without it (the images) still start every other command.
  */
-export function registerLabCommands(program: Command): void {
-  program
-    .command('lab')
-    .description(`reproduce a field failure in network namespaces and measure it without and with conndrain (${SCENARIO_NAMES.join(', ')}); needs root`)
-    .argument('<scenario>', SCENARIO_NAMES.join(' | '))
+export function defineLabCommand(lab: Command): void {
+  lab
+    .argument('<scenario>', LAB_SCENARIOS.join(' | '))
     .option('--json', 'print one JSON object with the figures as the last line')
     .option('--results-dir <dir>', 'write <scenario>.json/.md/.svg/.png here (default: lab/results)')
     .option('--no-results', 'write no result files')
     .action(async (scenario: string, options: { json?: boolean; resultsDir?: string; results: boolean }) => {
-      const lab = await loadLab();
-      if (!lab.scenarios.includes(scenario)) throw new CliExit(2, `unknown scenario "${scenario}"; one of: ${lab.scenarios.join(', ')}`);
-      await requireLab(lab);
-      const resultsDir = options.results ? (options.resultsDir ?? lab.defaultResultsDir) : undefined;
-      const outcome = await lab.runScenario(scenario, { resultsDir, command: `conndrain lab ${scenario}${options.json === true ? ' --json' : ''}`, log: progress });
+      const entry = await loadLab();
+      if (!entry.scenarios.includes(scenario)) throw new CliExit(2, `unknown scenario "${scenario}"; one of: ${entry.scenarios.join(', ')}`);
+      await requireLab(entry);
+      const resultsDir = options.results ? (options.resultsDir ?? entry.defaultResultsDir) : undefined;
+      const outcome = await entry.runScenario(scenario, { resultsDir, command: `conndrain lab ${scenario}${options.json === true ? ' --json' : ''}`, log: progress });
       process.stdout.write(`${outcome.table}\n`);
       for (const path of outcome.written) progress(`wrote ${path}`);
       if (options.json === true) process.stdout.write(`${JSON.stringify(outcome.json)}\n`);
     });
+}
 
-  program
-    .command('demo')
-    .description('the ghost-connection scenario before/after conndrain on this kernel, and the webhook injection on examples/deployment.yaml (needs root, under a minute)')
-    .action(async () => {
-      const lab = await loadLab();
-      process.stdout.write(`conndrain demo: this needs root because ${lab.rootReason}\n\n`);
-      await requireLab(lab);
-      await lab.runDemo({ log: progress, write: (text) => process.stdout.write(text) });
-    });
+export function defineDemoCommand(demo: Command): void {
+  demo.action(async () => {
+    const entry = await loadLab();
+    process.stdout.write(`conndrain demo: this needs root because ${entry.rootReason}\n\n`);
+    await requireLab(entry);
+    await entry.runDemo({ log: progress, write: (text) => process.stdout.write(text) });
+  });
 }

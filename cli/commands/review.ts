@@ -5,10 +5,7 @@ import { addConfigOptions } from '../options.js';
 import { INJECT_OPTIONS, loadWebhookCliConfig, readInput } from '../webhook-input.js';
 
 /** `conndrain review`: the AdmissionReview response the webhook would send (webhook/admission/answer.ts). */
-export function registerReviewCommand(program: Command): void {
-  const review = program
-    .command('review')
-    .description('Read an admission.k8s.io/v1 AdmissionReview (JSON) on stdin and print the AdmissionReview response the webhook would send, patch included (base64 JSONPatch).');
+export function defineReviewCommand(review: Command): void {
   addConfigOptions(review, INJECT_OPTIONS);
   review.addHelpText('after', `
 Example:

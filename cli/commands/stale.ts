@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Option, type Command } from 'commander';
 import type { StaleFlags } from '../stale-run.js';
 
 const JSON_SHAPE = `
@@ -18,11 +18,9 @@ candidates, most of it during the dump pass (they come over in batches while it 
 entry id (a newer flow reusing a tuple is left alone and counted as already gone).
 Exit code: 0 done (stale entries found or not), 1 a delete failed or left a covered entry, 2 bad input.`;
 
-/** Adds `conndrain conntrack stale` to the `conntrack` command. */
-export function addStaleCommand(conntrack: Command): Command {
-  return conntrack
-    .command('stale')
-    .description('NAT\'ed conntrack entries whose DNAT target (reply source address:port) no endpoint owns and no live pod holds: ghost connections, grouped by service. Dry run unless --delete.')
+/** `conndrain conntrack stale` and `kubectl conndrain stale`: options and action. */
+export function defineStaleCommand(stale: Command): void {
+  stale
     .addOption(new Option('--netns <name>', 'network namespace (under /var/run/netns) to scan; this one when absent'))
     .addOption(new Option('--endpoints <file>', 'EndpointSlices (and optionally Pods) from a file: JSON or YAML, e.g. `kubectl get endpointslices,pods -A -o yaml`').conflicts('kubeconfig'))
     .addOption(new Option('--kubeconfig <file>', 'read EndpointSlices from the API server (in-cluster when neither flag is given and it runs in a pod)'))

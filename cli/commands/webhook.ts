@@ -39,10 +39,7 @@ async function prepareSelfSigned(config: WebhookConfig, tls: TlsModeConfig, logg
 }
 
 /** `conndrain webhook`: the admission webhook server (webhook/server.ts), until SIGTERM/SIGINT. */
-export function registerWebhookCommand(program: Command): void {
-  const webhook = program
-    .command('webhook')
-    .description('Serve the mutating admission webhook over HTTPS: POST /mutate (admission.k8s.io/v1), GET /healthz, /readyz and /metrics. The certificate pair is read from --cert-dir (tls.crt, tls.key) and reloaded when it rotates. SIGTERM stops accepting, finishes in-flight requests and exits.');
+export function defineWebhookCommand(webhook: Command): void {
   addConfigOptions(webhook, WEBHOOK_OPTIONS);
   webhook.addHelpText('after', `
 Example:

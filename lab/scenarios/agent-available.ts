@@ -1,9 +1,6 @@
-import { Command } from 'commander';
-import { registerAgentCommand } from '../../cli/commands/agent.js';
+import { buildProgram } from '../../cli/program.js';
 
-/** True once `conndrain agent` is registered (the lab's "with conndrain" runs need the real agent). */
+/** True once `conndrain agent` is a command (the lab's "with conndrain" runs need the real agent). */
 export function isAgentCommandAvailable(): boolean {
-  const program = new Command('conndrain');
-  registerAgentCommand(program);
-  return program.commands.some((command) => command.name() === 'agent');
+  return buildProgram().commands.some((command) => command.name() === 'agent');
 }

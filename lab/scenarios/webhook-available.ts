@@ -1,9 +1,6 @@
-import { Command } from 'commander';
-import { registerInjectCommand } from '../../cli/commands/inject.js';
+import { buildProgram } from '../../cli/program.js';
 
-/** True once `conndrain inject` is registered (the demo shows the webhook's injection with it). */
+/** True once `conndrain inject` is a command (the demo shows the webhook's injection with it). */
 export function isInjectCommandAvailable(): boolean {
-  const program = new Command('conndrain');
-  registerInjectCommand(program);
-  return program.commands.some((command) => command.name() === 'inject');
+  return buildProgram().commands.some((command) => command.name() === 'inject');
 }

@@ -147,7 +147,7 @@ describe('images built with buildah', { skip, timeout: 60 * 60_000 }, () => {
       // netlink-native's JavaScript ships (the CLI imports the package); its compiled addon does not.
       assert.ok(!existsSync(join(c.root, 'app/native/build')), 'no addon');
       assert.ok(existsSync(join(c.root, 'app/native/dist/index.js')), 'the package\'s JavaScript');
-      assert.ok(existsSync(join(c.root, 'app/dist/webhook/server.js')));
+      assert.ok(existsSync(join(c.root, 'app/dist/cli/main.js')), 'the compiled CLI (bundle)');
       assert.ok(existsSync(join(c.root, 'app/node_modules/@peculiar/x509')), 'self-signed mode\'s library is a production dependency');
     });
 

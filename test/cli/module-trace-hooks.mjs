@@ -1,0 +1,13 @@
+// The module hooks of module-trace.mjs (they run on node's hooks thread).
+import { appendFileSync } from 'node:fs';
+
+let file = '';
+
+export function initialize(data) {
+  file = data.file;
+}
+
+export async function load(url, context, nextLoad) {
+  appendFileSync(file, `${url}\n`);
+  return nextLoad(url, context);
+}
