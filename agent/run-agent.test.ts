@@ -5,6 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { pino } from 'pino';
 import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
@@ -71,5 +72,19 @@ test('a taken metrics port is AgentStartError port-in-use, names the part, and c
     return true;
   });
   assert.equal(nl.closed(), true);
+  await new Promise<void>((resolve) => taken.close(() => resolve()));
+});
+
+test('a taken drain port fails the drain part after conntrack and ipvs started: those stop again and the state file is not written', async () => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const address = taken.address();
+  assert.ok(typeof address === 'object' && address !== null);
+  const nl = standIn();
+  const stateFile = rig.path('drain-port.json');
+  const config = rig.config('node-drainport', { stateFile, flags: { conntrackEvents: 'false' }, config: { drainPort: address.port, drainAddress: '127.0.0.1' } });
+  await assert.rejects(runAgent(config, deps(nl, new Promise(() => undefined))), (error: unknown) => error instanceof AgentStartError && error.reason === 'port-in-use' && error.runnable === 'drain');
+  assert.equal(nl.closed(), true);
+  assert.equal(existsSync(stateFile), false, 'a process that did not finish starting writes no state file');
   await new Promise<void>((resolve) => taken.close(() => resolve()));
 });
