@@ -1,8 +1,7 @@
 /**
  * A restarting list/watch of one resource (all namespaces), shared by the pod watch and the
- * janitor's EndpointSlice watch. The watch itself is `@kubernetes/client-node`'s `Watch`
- * (imported narrowly: the package root would load every generated client, ~73 MB RSS);
- * the list is a paginated GET over the same connection.
+ * janitor's EndpointSlice watch, over node:http(s) on the KubeConnection: the watch is a
+ * stream of JSON lines (watch-stream.ts), the list a streamed GET (list-stream.ts).
  *
  * - List from the API server's watch cache as client-go's informers do: the first list with
  *   `resourceVersion=0`, a relist with the last resourceVersion synced (both served from the
@@ -21,13 +20,12 @@
  *   client-go's reflector), from the last resourceVersion (a relist when that one is too old).
  * - `synced` is reported once, after the first complete list was applied (readiness).
  */
-import type { KubeConfig } from '@kubernetes/client-node';
-import { Watch } from '@kubernetes/client-node/dist/watch.js';
 import type { Clock, TimerHandle } from './clock.js';
 import type { KubeConnection } from './connection.js';
 import { JitteredBackoff } from './backoff.js';
 import { listPages } from './list-pages.js';
 import { streamList } from './list-stream.js';
+import { streamWatch } from './watch-stream.js';
 
 export interface ListWatchHandlers<T> {
   upsert(obj: T): void;
@@ -89,14 +87,11 @@ export class RestartingListWatch<T> {
   /** Bumped on every (re)start and on stop: callbacks of an older watch are ignored. */
   private generation = 0;
   private stopped = false;
-  private readonly watcher: Watch;
 
   constructor(
     private readonly options: ListWatchOptions<T>,
     private readonly handlers: ListWatchHandlers<T>,
   ) {
-    // The Watch calls only getCurrentCluster() and applyToFetchOptions() on its config.
-    this.watcher = new Watch(options.connection as unknown as KubeConfig);
     this.backoff = new JitteredBackoff({ initialMs: BACKOFF_START_MS, maxMs: options.backoffMaxMs, resetAfterMs: BACKOFF_RESET_MS, jitter: 1, now: () => options.clock.now(), random: options.random });
   }
 
@@ -252,7 +247,7 @@ export class RestartingListWatch<T> {
       }
     };
     const query = { labelSelector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: watchTimeoutSeconds };
-    const abort = await this.watcher.watch(path, query, onEvent, onDone);
+    const abort = await streamWatch(this.options.connection, path, query, onEvent, onDone);
     if (generation === this.generation && !this.stopped) this.abort = abort;
     else if (this.stopped) abort.abort();
   }

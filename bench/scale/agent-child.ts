@@ -7,6 +7,7 @@
  * flush (`flush`, its addresses). Stops (writing its state file) when stdin closes.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import { createInterface } from 'node:readline';
 import { pino } from 'pino';
 import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
@@ -85,6 +86,15 @@ lines.on('line', (line) => {
   if (line.includes('loop-start')) {
     loop.reset();
     loop.enable();
+  }
+  // `{"cmd":"heap","snapshot":PATH?}`: the V8 heap's figures (MB), and a heap snapshot when asked (profiling).
+  if (line.includes('"heap"')) {
+    const { snapshot } = JSON.parse(line) as { snapshot?: string };
+    const mb = (n: number): number => Math.round((n / 1048576) * 10) / 10;
+    const h = getHeapStatistics();
+    const m = process.memoryUsage();
+    say({ ev: 'heap', used: mb(h.used_heap_size), total: mb(h.total_heap_size), limit: mb(h.heap_size_limit), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), rss: mb(m.rss) });
+    if (snapshot !== undefined) say({ ev: 'snapshot', path: writeHeapSnapshot(snapshot) });
   }
   if (line.includes('loop-stop')) {
     loop.disable();
