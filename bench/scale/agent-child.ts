@@ -6,6 +6,8 @@
  * line when a pod IP's last held server reaches weight 0 (`weight0`) and for each conntrack
  * flush (`flush`, its addresses). Stops (writing its state file) when stdin closes.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import { createInterface } from 'node:readline';
@@ -48,11 +50,19 @@ netlink.setDestinationWeight = async (s, d, w) => {
   observe(d.address, w);
 };
 netlink.setDestinationWeights = async (edits) => {
+  ipvsCalls.edits += edits.length;
   const results = await setMany(edits);
   edits.forEach((e, i) => {
     if (results[i] === undefined) observe(e.destination.address, e.weight);
   });
   return results;
+};
+// Full IPVS scans (one listServices each) and weight edits: the hold's work, reported with the loop figures.
+const ipvsCalls = { scans: 0, edits: 0 };
+const listServices = netlink.listServices.bind(netlink);
+netlink.listServices = () => {
+  ipvsCalls.scans += 1;
+  return listServices();
 };
 const deleteConntrack = netlink.deleteConntrack.bind(netlink);
 netlink.deleteConntrack = async (o) => {
@@ -79,6 +89,7 @@ const poll = setInterval(() => {
   say({ ev: 'ready', t: wallMs(), pods: agent.cache.size });
 }, 5);
 const lines = createInterface({ input: process.stdin });
+const inspector = new Session();
 // The agent's event-loop delay during the churn: separates the agent's own stalls (GC, work) from waiting for a CPU elsewhere.
 const loop = monitorEventLoopDelay({ resolution: 10 });
 lines.on('line', (line) => {
@@ -86,6 +97,8 @@ lines.on('line', (line) => {
   if (line.includes('loop-start')) {
     loop.reset();
     loop.enable();
+    ipvsCalls.scans = 0;
+    ipvsCalls.edits = 0;
   }
   // `{"cmd":"heap","snapshot":PATH?}`: the V8 heap's figures (MB), and a heap snapshot when asked (profiling).
   if (line.includes('"heap"')) {
@@ -96,9 +109,21 @@ lines.on('line', (line) => {
     say({ ev: 'heap', used: mb(h.used_heap_size), total: mb(h.total_heap_size), limit: mb(h.heap_size_limit), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), rss: mb(m.rss) });
     if (snapshot !== undefined) say({ ev: 'snapshot', path: writeHeapSnapshot(snapshot) });
   }
+  // `{"cmd":"alloc-start"}` / `{"cmd":"alloc-stop","path":P}`: V8's sampling heap profiler over every allocation, collected or not (profiling).
+  if (line.includes('"alloc-start"')) {
+    inspector.connect();
+    inspector.post('HeapProfiler.startSampling', { samplingInterval: 32768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  }
+  if (line.includes('"alloc-stop"')) {
+    const { path } = JSON.parse(line) as { path: string };
+    inspector.post('HeapProfiler.stopSampling', (error, result) => {
+      if (error === null) writeFileSync(path, JSON.stringify(result.profile));
+      say({ ev: 'alloc', path, error: error?.message });
+    });
+  }
   if (line.includes('loop-stop')) {
     loop.disable();
-    say({ ev: 'loop', p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 });
+    say({ ev: 'loop', p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, ...ipvsCalls });
   }
 });
 lines.on('close', () => void agent.stop().then(() => process.exit(0)));

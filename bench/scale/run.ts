@@ -37,6 +37,8 @@ const CPU_PROF = args.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
 const NODE_FLAGS = arg('node-flags', '').split(' ').filter((f) => f !== '');
 /** `--heap-dir DIR`: the agent child writes heap snapshots there after the list and after the churn (profiling). */
 const HEAP_DIR = args.includes('--heap-dir') ? arg('heap-dir', '') : undefined;
+/** `--alloc-prof DIR`: the agent child samples every allocation (kept or collected) during the churn, written there (profiling). */
+const ALLOC_DIR = args.includes('--alloc-prof') ? arg('alloc-prof', '') : undefined;
 const GRACE_S = 1;
 const REPO = new URL('../..', import.meta.url).pathname;
 
@@ -155,9 +157,14 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     const cpu0 = cpuSeconds(pid);
     const t0 = wallMs();
     agent.send({ cmd: 'loop-start' });
+    if (ALLOC_DIR !== undefined) agent.send({ cmd: 'alloc-start' });
     api.send({ cmd: 'churn', rate: RATE, rollout: Math.min(ROLLOUT, pods - flips), flipEvery: FLIP_EVERY, graceSeconds: GRACE_S, drainPort: ports.drainPort });
     const done = await api.waitFor('churn-done', 3_600_000);
     agent.send({ cmd: 'loop-stop' });
+    if (ALLOC_DIR !== undefined) {
+      agent.send({ cmd: 'alloc-stop', path: join(ALLOC_DIR, `agent-${pods}-churn.heapprofile`) });
+      await agent.waitFor('alloc', 120_000);
+    }
     const loop = await agent.waitFor('loop', 10_000);
     const cpuPct = ((cpuSeconds(pid) - cpu0) / ((wallMs() - t0) / 1000)) * 100;
     await new Promise((r) => setTimeout(r, 5000));
@@ -226,6 +233,7 @@ try {
   row('churn: pod events, seconds', (r) => `${r.churnEvents} in ${r.churnS.toFixed(0)}`);
   row('agent CPU during the churn, % of a core', (r) => r.cpuPct.toFixed(1));
   row('agent event-loop delay: p50, p99, max ms', (r) => [r.loop.p50, r.loop.p99, r.loop.max].map((v) => (v as number).toFixed(0)).join(', '));
+  row('IPVS full scans, weight edits in the churn', (r) => `${String(r.loop.scans)}, ${String(r.loop.edits)}`);
   row('event -> weight 0: n, p50, p99 ms', (r) => `${r.weight0.length}, ${quantile(r.weight0, 0.5).toFixed(1)}, ${quantile(r.weight0, 0.99).toFixed(1)}`);
   row('gone -> flushed, this node: n, p50, p99 ms', (r) => `${r.flushLocal.length}, ${quantile(r.flushLocal, 0.5).toFixed(0)}, ${quantile(r.flushLocal, 0.99).toFixed(0)}`);
   row('gone -> flushed, all: n, p50, p99 ms', (r) => `${r.flushAll.length}, ${quantile(r.flushAll, 0.5).toFixed(0)}, ${quantile(r.flushAll, 0.99).toFixed(0)}`);
