@@ -109,16 +109,21 @@ lines.on('line', (line) => {
     say({ ev: 'heap', used: mb(h.used_heap_size), total: mb(h.total_heap_size), limit: mb(h.heap_size_limit), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), rss: mb(m.rss) });
     if (snapshot !== undefined) say({ ev: 'snapshot', path: writeHeapSnapshot(snapshot) });
   }
-  // `{"cmd":"alloc-start"}` / `{"cmd":"alloc-stop","path":P}`: V8's sampling heap profiler over every allocation, collected or not (profiling).
-  if (line.includes('"alloc-start"')) {
+  // `{"cmd":"prof-start"}` / `{"cmd":"prof-stop","path":P}`: V8's CPU profiler and sampling heap profiler over every
+  // allocation, collected or not, written to P.cpuprofile and P.heapprofile (profiling).
+  if (line.includes('"prof-start"')) {
     inspector.connect();
     inspector.post('HeapProfiler.startSampling', { samplingInterval: 32768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    inspector.post('Profiler.enable', () => inspector.post('Profiler.start'));
   }
-  if (line.includes('"alloc-stop"')) {
+  if (line.includes('"prof-stop"')) {
     const { path } = JSON.parse(line) as { path: string };
-    inspector.post('HeapProfiler.stopSampling', (error, result) => {
-      if (error === null) writeFileSync(path, JSON.stringify(result.profile));
-      say({ ev: 'alloc', path, error: error?.message });
+    inspector.post('Profiler.stop', (cpuError, cpu) => {
+      if (cpuError === null) writeFileSync(`${path}.cpuprofile`, JSON.stringify(cpu.profile));
+      inspector.post('HeapProfiler.stopSampling', (error, result) => {
+        if (error === null) writeFileSync(`${path}.heapprofile`, JSON.stringify(result.profile));
+        say({ ev: 'prof', path, error: (error ?? cpuError)?.message });
+      });
     });
   }
   if (line.includes('loop-stop')) {

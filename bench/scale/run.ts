@@ -37,8 +37,8 @@ const CPU_PROF = args.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
 const NODE_FLAGS = arg('node-flags', '').split(' ').filter((f) => f !== '');
 /** `--heap-dir DIR`: the agent child writes heap snapshots there after the list and after the churn (profiling). */
 const HEAP_DIR = args.includes('--heap-dir') ? arg('heap-dir', '') : undefined;
-/** `--alloc-prof DIR`: the agent child samples every allocation (kept or collected) during the churn, written there (profiling). */
-const ALLOC_DIR = args.includes('--alloc-prof') ? arg('alloc-prof', '') : undefined;
+/** `--churn-prof DIR`: a CPU profile and a sampling profile of every allocation (kept or collected) of the agent during the churn, written there (profiling). */
+const PROF_DIR = args.includes('--churn-prof') ? arg('churn-prof', '') : undefined;
 const GRACE_S = 1;
 const REPO = new URL('../..', import.meta.url).pathname;
 
@@ -157,13 +157,13 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     const cpu0 = cpuSeconds(pid);
     const t0 = wallMs();
     agent.send({ cmd: 'loop-start' });
-    if (ALLOC_DIR !== undefined) agent.send({ cmd: 'alloc-start' });
+    if (PROF_DIR !== undefined) agent.send({ cmd: 'prof-start' });
     api.send({ cmd: 'churn', rate: RATE, rollout: Math.min(ROLLOUT, pods - flips), flipEvery: FLIP_EVERY, graceSeconds: GRACE_S, drainPort: ports.drainPort });
     const done = await api.waitFor('churn-done', 3_600_000);
     agent.send({ cmd: 'loop-stop' });
-    if (ALLOC_DIR !== undefined) {
-      agent.send({ cmd: 'alloc-stop', path: join(ALLOC_DIR, `agent-${pods}-churn.heapprofile`) });
-      await agent.waitFor('alloc', 120_000);
+    if (PROF_DIR !== undefined) {
+      agent.send({ cmd: 'prof-stop', path: join(PROF_DIR, `agent-${pods}-churn`) });
+      await agent.waitFor('prof', 120_000);
     }
     const loop = await agent.waitFor('loop', 10_000);
     const cpuPct = ((cpuSeconds(pid) - cpu0) / ((wallMs() - t0) / 1000)) * 100;
