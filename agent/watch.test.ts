@@ -14,7 +14,7 @@ const server = rig.server;
 before(() => rig.start());
 after(() => rig.stop());
 
-async function startWatch(pageSize?: number): Promise<{ cache: PodCache; watch: PodWatch; restarts: unknown[]; syncs: number[]; relists: number[] }> {
+async function startWatch(pageSize?: number, storeKeys = false): Promise<{ cache: PodCache; watch: PodWatch; restarts: unknown[]; syncs: number[]; relists: number[] }> {
   const connection = await loadKubeConnection({ kubeconfig: rig.kubeconfig });
   const cache = new PodCache(0);
   const restarts: unknown[] = [];
@@ -28,6 +28,7 @@ async function startWatch(pageSize?: number): Promise<{ cache: PodCache; watch: 
       synced: () => syncs.push(cache.size),
       restarting: (error) => restarts.push(error),
       relisting: (delayMs) => relists.push(delayMs),
+      ...(storeKeys ? { keys: () => cache.knownUids() } : {}),
     },
   );
   watch.start();
@@ -128,6 +129,23 @@ test('repeated 410 Gone relists with jittered exponential backoff, not in a hot 
     await until('three relists scheduled', () => relists.length >= 3);
     assert.equal(relists[0], 0, 'the first 410 relists at once');
     assert.ok((relists[1] ?? 0) >= 250 && (relists[2] ?? 0) >= 400, `then waits grow (capped at 400 ms here): ${relists.join(', ')}`);
+  } finally {
+    await watch.stop();
+  }
+});
+
+test('with the store\'s keys (no key set of its own), a relist after 410 still removes the pods gone meanwhile', async () => {
+  server.putPod(managedPod({ name: 'k1', nodeName: 'n3', ips: ['10.3.0.1'] }));
+  server.putPod(managedPod({ name: 'k2', nodeName: 'n3', ips: ['10.3.0.2'] }));
+  const { cache, watch } = await startWatch(undefined, true);
+  try {
+    await until('sync', () => watch.synced && cache.byDrain('drain-k2') !== undefined);
+    await until('watch request', () => server.openWatches > 0);
+    server.expireResourceVersions();
+    server.deletePod('shop', 'k1');
+    server.putPod(managedPod({ name: 'k3', nodeName: 'n3', ips: ['10.3.0.3'] }));
+    await until('relist after 410', () => cache.byDrain('drain-k3') !== undefined && cache.byDrain('drain-k1') === undefined);
+    assert.ok(cache.byDrain('drain-k2') !== undefined, 'a pod still there is kept');
   } finally {
     await watch.stop();
   }

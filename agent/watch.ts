@@ -22,6 +22,8 @@ export interface PodWatchHandlers {
   restarting(error: unknown, delayMs: number): void;
   /** A 410 Gone: relisting after `delayMs` (jittered backoff when it repeats). */
   relisting?(delayMs: number): void;
+  /** The uids held now (the store's): then the list/watch keeps no set of uids of its own. */
+  keys?(): Iterable<string>;
 }
 
 export interface PodWatchOptions {
@@ -62,6 +64,7 @@ export class PodWatch {
         synced: () => handlers.synced(),
         restarting: (error, delayMs) => handlers.restarting(error, delayMs),
         relisting: (delayMs) => handlers.relisting?.(delayMs),
+        ...(handlers.keys === undefined ? {} : { keys: () => handlers.keys?.() ?? [] }),
       },
     );
   }
