@@ -20,8 +20,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { parseAllDocuments } from 'yaml';
 import { wallMs } from './cluster.js';
 
+const REPO = new URL('../..', import.meta.url).pathname;
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string): string => {
   const i = args.indexOf(`--${name}`);
@@ -33,14 +35,19 @@ const RATE = Number(arg('rate', '200'));
 const FLIP_EVERY = 5;
 /** `--cpu-prof DIR`: the agent child writes a V8 CPU profile there (profiling). */
 const CPU_PROF = args.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
-/** `--node-flags "..."`: node/V8 flags for the agent child (space-separated), e.g. the ones the manifests ship. */
-const NODE_FLAGS = arg('node-flags', '').split(' ').filter((f) => f !== '');
+/** The agent container's NODE_OPTIONS in the DaemonSet (the V8 flags the manifests ship). */
+function shippedNodeOptions(): string {
+  const docs = parseAllDocuments(readFileSync(join(REPO, 'manifests/base/agent/daemonset.yaml'), 'utf8')).map((d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Array<{ name: string; env?: Array<{ name: string; value?: string }> }> } } } });
+  const agent = docs.find((d) => d.kind === 'DaemonSet')?.spec?.template?.spec?.containers?.find((c) => c.name === 'agent');
+  return agent?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+}
+/** `--node-flags "..."`: node/V8 flags for the agent child (space-separated); by default the ones the manifests ship. */
+const NODE_FLAGS = (args.includes('--node-flags') ? arg('node-flags', '') : shippedNodeOptions()).split(' ').filter((f) => f !== '');
 /** `--heap-dir DIR`: the agent child writes heap snapshots there after the list and after the churn (profiling). */
 const HEAP_DIR = args.includes('--heap-dir') ? arg('heap-dir', '') : undefined;
 /** `--churn-prof DIR`: a CPU profile and a sampling profile of every allocation (kept or collected) of the agent during the churn, written there (profiling). */
 const PROF_DIR = args.includes('--churn-prof') ? arg('churn-prof', '') : undefined;
 const GRACE_S = 1;
-const REPO = new URL('../..', import.meta.url).pathname;
 
 type Line = Record<string, unknown> & { ev: string };
 
