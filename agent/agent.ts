@@ -243,6 +243,7 @@ export class Agent {
           this.planner.touched(uid, gone.view);
           this.scheduleRun();
         },
+        keys: () => this.cache.knownUids(),
         synced: () => {
           this.log.info({ pods: this.cache.size }, 'watch: first list synced; ready');
           this.synced.open();
