@@ -1,12 +1,11 @@
 /**
  * How the agent reaches the API server: the server URL and what every request carries (a
- * TLS/keep-alive agent, the Authorization header). The shape is the two methods
- * `@kubernetes/client-node`'s `Watch` calls on a KubeConfig, so the library's Watch runs on
- * it, and a full library KubeConfig fits wherever a KubeConnection is asked for.
+ * TLS/keep-alive agent, the Authorization header). The shape is two methods of
+ * `@kubernetes/client-node`'s KubeConfig, so a full library KubeConfig fits wherever a
+ * KubeConnection is asked for (the agent's own requests, list and watch, use node:http(s)).
  *
  * Why a lean one: importing the library's KubeConfig evaluates every generated API client and
- * model of the library (+73 MB RSS on node 20, measured with bench/agent's build; its Watch
- * alone: +4 MB). `LeanKubeConnection` covers what a DaemonSet uses: the in-cluster service
+ * model of the library (+73 MB RSS on node 20, measured with bench/agent's build). `LeanKubeConnection` covers what a DaemonSet uses: the in-cluster service
  * account (token file re-read as it rotates, CA file) and kubeconfig files with a token or
  * token file, basic auth, client certificate, CA, `insecure-skip-tls-verify`,
  * `tls-server-name`. Anything else (exec plugins, auth providers, proxies) loads the library's

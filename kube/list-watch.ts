@@ -1,8 +1,7 @@
 /**
  * A restarting list/watch of one resource (all namespaces), shared by the pod watch and the
- * janitor's EndpointSlice watch. The watch itself is `@kubernetes/client-node`'s `Watch`
- * (imported narrowly: the package root would load every generated client, ~73 MB RSS);
- * the list is a paginated GET over the same connection.
+ * janitor's EndpointSlice watch, over node:http(s) on the KubeConnection: the watch is a
+ * stream of JSON lines (watch-stream.ts), the list a streamed GET (list-stream.ts).
  *
  * - List from the API server's watch cache as client-go's informers do: the first list with
  *   `resourceVersion=0`, a relist with the last resourceVersion synced (both served from the
@@ -32,14 +31,13 @@
  *   refuses it (422) or ignores it, or three failed attempts in a row, make `auto` list from
  *   the watch cache as above for the rest of the process life (`fellBack`).
  */
-import type { KubeConfig } from '@kubernetes/client-node';
-import { Watch } from '@kubernetes/client-node/dist/watch.js';
 import type { Clock, TimerHandle } from './clock.js';
 import type { KubeConnection } from './connection.js';
 import { JitteredBackoff } from './backoff.js';
 import { listPages } from './list-pages.js';
 import { streamList } from './list-stream.js';
 import { InitialEvents, refusalOf, WATCH_LIST_MAX_FAILURES, watchListQuery, type WatchListMode } from './watch-list.js';
+import { streamWatch } from './watch-stream.js';
 
 export interface ListWatchHandlers<T> {
   upsert(obj: T): void;
@@ -53,6 +51,12 @@ export interface ListWatchHandlers<T> {
   relisting?(delayMs: number): void;
   /** `watchList: auto` gave up the streaming list for this process life: lists instead (called once). */
   fellBack?(why: string): void;
+  /**
+   * The keys the handler holds now (what a relist compares against). Given, the list/watch
+   * keeps no set of keys of its own: at 150,000 pods that set was 5 MB beside the store's
+   * own index of the same keys.
+   */
+  keys?(): Iterable<string>;
 }
 
 export interface ListWatchOptions<T> {
@@ -92,7 +96,8 @@ function statusCode(error: unknown): number | undefined {
 }
 
 export class RestartingListWatch<T> {
-  private readonly known = new Set<string>();
+  /** The keys applied, when the handler does not say (`keys`). */
+  private readonly known: Set<string> | undefined;
   private resourceVersion: string | undefined;
   private everSynced = false;
   /** The last list's or watch event's resourceVersion: a relist reads the watch cache at it. */
@@ -105,7 +110,6 @@ export class RestartingListWatch<T> {
   /** Bumped on every (re)start and on stop: callbacks of an older watch are ignored. */
   private generation = 0;
   private stopped = false;
-  private readonly watcher: Watch;
   /** `auto` found the streaming list refused (or failing): lists for the rest of the process life. */
   private streamRefused = false;
   /** Streaming-list attempts in a row that ended before their initial-events-end bookmark. */
@@ -115,8 +119,7 @@ export class RestartingListWatch<T> {
     private readonly options: ListWatchOptions<T>,
     private readonly handlers: ListWatchHandlers<T>,
   ) {
-    // The Watch calls only getCurrentCluster() and applyToFetchOptions() on its config.
-    this.watcher = new Watch(options.connection as unknown as KubeConfig);
+    this.known = handlers.keys === undefined ? new Set<string>() : undefined;
     this.backoff = new JitteredBackoff({ initialMs: BACKOFF_START_MS, maxMs: options.backoffMaxMs, resetAfterMs: BACKOFF_RESET_MS, jitter: 1, now: () => options.clock.now(), random: options.random });
   }
 
@@ -197,9 +200,9 @@ export class RestartingListWatch<T> {
 
   /** The initial events ended: what they did not carry is gone (as a relist), the state is complete at `rv`. */
   private finishInitial(initial: InitialEvents, rv: string | undefined): void {
-    for (const key of [...this.known]) {
+    for (const key of [...this.heldKeys()]) {
       if (initial.seen.has(key)) continue;
-      this.known.delete(key);
+      this.known?.delete(key);
       this.handlers.remove(key, undefined);
     }
     initial.seen.clear();
@@ -212,15 +215,21 @@ export class RestartingListWatch<T> {
     }
   }
 
+  /** The keys applied so far: the handler's own (`keys`) or the set kept here. */
+  private heldKeys(): Iterable<string> {
+    return this.known ?? this.handlers.keys?.() ?? [];
+  }
+
   private async list(generation: number): Promise<void> {
     const { connection, path, labelSelector, pageSize = 500, project, keyOf } = this.options;
-    const seen = new Set<string>();
+    // Only a list that finds keys already held can have removals to find (not the first).
+    const seen = this.heldKeys()[Symbol.iterator]().next().done === true ? undefined : new Set<string>();
     const take = (raw: unknown): void => {
       if (generation !== this.generation) return;
       const obj = project(raw);
       const key = keyOf(obj);
-      seen.add(key);
-      this.known.add(key);
+      seen?.add(key);
+      this.known?.add(key);
       this.handlers.upsert(obj);
     };
     let resourceVersion: string | undefined;
@@ -239,9 +248,9 @@ export class RestartingListWatch<T> {
       }
     }
     if (generation !== this.generation) return;
-    for (const key of [...this.known]) {
-      if (seen.has(key)) continue;
-      this.known.delete(key);
+    for (const key of seen === undefined ? [] : [...this.heldKeys()]) {
+      if (seen?.has(key) === true) continue;
+      this.known?.delete(key);
       this.handlers.remove(key, undefined);
     }
     this.consistentList = false;
@@ -295,12 +304,12 @@ export class RestartingListWatch<T> {
       }
       if (type === 'ADDED' || type === 'MODIFIED') {
         const obj = project(raw);
-        this.known.add(keyOf(obj));
+        this.known?.add(keyOf(obj));
         this.handlers.upsert(obj);
       } else if (type === 'DELETED') {
         const obj = project(raw);
         const key = keyOf(obj);
-        this.known.delete(key);
+        this.known?.delete(key);
         this.handlers.remove(key, obj);
       }
       // BOOKMARK: only the resourceVersion moves.
@@ -326,7 +335,7 @@ export class RestartingListWatch<T> {
     };
     const from = initial === undefined ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true } : watchListQuery(this.syncedRv);
     const query = { labelSelector, ...from, timeoutSeconds: watchTimeoutSeconds };
-    const abort = await this.watcher.watch(path, query, onEvent, onDone);
+    const abort = await streamWatch(this.options.connection, path, query, onEvent, onDone);
     if (generation === this.generation && !this.stopped) this.abort = abort;
     else abort.abort(); // over already (stopped, refused, or done): nothing more is read
   }
@@ -338,7 +347,7 @@ export class RestartingListWatch<T> {
       const obj = this.options.project(raw);
       const key = this.options.keyOf(obj);
       initial.seen.add(key);
-      this.known.add(key);
+      this.known?.add(key);
       this.handlers.upsert(obj);
     } else if (step === 'end') {
       this.finishInitial(initial, rv);

@@ -47,7 +47,7 @@ export class WatchListRefused extends Error {
 export function refusalOf(error: unknown): WatchListRefused | undefined {
   if (error instanceof WatchListRefused) return error;
   const code = (error as { statusCode?: unknown } | null | undefined)?.statusCode;
-  if (code === 422 || code === 400) return new WatchListRefused(`HTTP ${code}`);
+  if (code === 422 || code === 400) return new WatchListRefused(error instanceof Error ? error.message : `HTTP ${code}`);
   return undefined;
 }
 

@@ -220,3 +220,14 @@ test('adopt: a weight only assumed here (first seen at 0) gives way to the origi
   kept.resume(handed);
   assert.equal(kept.adopt([assumed]), 0, 'a seen weight is not replaced by an assumed one');
 });
+
+test('syncChanged asks for a scan at once for a Ready-once pod the index does not know, not for a pod that was never Ready (a rollout\'s new pods)', async () => {
+  const ipvs = await node();
+  const { hold } = rig(ipvs);
+  await hold.refreshIndex();
+  const unknownIp = { uid: 'uid-new', key: 'shop/new', ips: ['10.2.0.77'] };
+  assert.equal(await hold.syncChanged([{ ...unknownIp, wasReady: false }], new Set()), 0, 'never Ready: the proxy has no server of it; the interval\'s pass suffices');
+  assert.equal(await hold.syncChanged([{ ...unknownIp, wasReady: true }], new Set()), 1, 'was Ready: its servers may be newer than the index: scan now');
+  assert.equal(await hold.syncChanged([{ ...POD, wasReady: false }], new Set()), 0);
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1, '10.2.0.1:8080': 0 }, 'a never-Ready pod the index knows is still held at once');
+});

@@ -57,6 +57,12 @@ export interface DrainingPod {
   uid: string;
   key: string;
   ips: readonly string[];
+  /**
+   * false: the pod was never Ready (a new pod of a rollout, not Ready yet). The proxy only
+   * programs Ready endpoints, so the address index not knowing its IPs is the normal case and
+   * needs no scan at once (the interval's full pass holds any server it has).
+   */
+  wasReady?: boolean;
 }
 
 export interface IpvsHoldOptions {
@@ -286,7 +292,7 @@ export class IpvsHold {
     let unindexed = 0;
     for (const pod of draining) {
       if (held.has(pod.uid)) continue;
-      if (pod.ips.every((ip) => (this.index.get(ip.toLowerCase()) ?? []).length === 0)) unindexed += 1;
+      if (pod.wasReady !== false && pod.ips.every((ip) => (this.index.get(ip.toLowerCase()) ?? []).length === 0)) unindexed += 1;
       for (const ip of pod.ips) {
         for (const { service, dest } of this.index.get(ip.toLowerCase()) ?? []) {
           if (this.options.skipService?.(service.key) === true) continue;

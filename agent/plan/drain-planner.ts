@@ -80,7 +80,7 @@ export class DrainPlanner {
   resume(records: readonly PodRecord[]): void {
     for (const rec of records) {
       this.records.set(rec.uid, rec);
-      if (rec.state === 'draining' && rec.ips.length > 0) this.holding.set(rec.uid, { uid: rec.uid, key: rec.key, ips: rec.ips });
+      if (rec.state === 'draining' && rec.ips.length > 0) this.holding.set(rec.uid, { uid: rec.uid, key: rec.key, ips: rec.ips, wasReady: rec.wasReady });
     }
   }
 
@@ -124,8 +124,8 @@ export class DrainPlanner {
       }
       const held = this.holding.get(uid);
       if (rec?.state === 'draining' && rec.ips.length > 0) {
-        if (held === undefined || held.ips.join() !== rec.ips.join()) {
-          this.holding.set(uid, { uid, key: rec.key, ips: rec.ips });
+        if (held === undefined || held.ips.join() !== rec.ips.join() || held.wasReady !== rec.wasReady) {
+          this.holding.set(uid, { uid, key: rec.key, ips: rec.ips, wasReady: rec.wasReady });
           this.holdingChanged = true;
         }
       } else if (held !== undefined) {

@@ -59,6 +59,8 @@ export class PodsRunnable implements Runnable {
           const gone = this.cache.remove(uid);
           if (gone !== undefined) this.changes.publish({ kind: 'remove', uid, gone });
         },
+        // The list/watch relists against the cache's uids (it keeps no second set of keys).
+        keys: () => this.cache.knownUids(),
         synced: () => {
           log.info({ pods: this.cache.size }, 'watch: first list synced; ready');
           this.synced.open();

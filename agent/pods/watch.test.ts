@@ -15,7 +15,7 @@ const server = rig.server;
 before(() => rig.start());
 after(() => rig.stop());
 
-async function startWatch(pageSize?: number, watchList: WatchListMode = 'off'): Promise<{ cache: PodCache; watch: PodWatch; restarts: unknown[]; syncs: number[]; relists: number[] }> {
+async function startWatch(pageSize?: number, watchList: WatchListMode = 'off', storeKeys = false): Promise<{ cache: PodCache; watch: PodWatch; restarts: unknown[]; syncs: number[]; relists: number[] }> {
   const connection = await loadKubeConnection({ kubeconfig: rig.kubeconfig });
   const cache = new PodCache(0);
   const restarts: unknown[] = [];
@@ -29,6 +29,7 @@ async function startWatch(pageSize?: number, watchList: WatchListMode = 'off'): 
       synced: () => syncs.push(cache.size),
       restarting: (error) => restarts.push(error),
       relisting: (delayMs) => relists.push(delayMs),
+      ...(storeKeys ? { keys: () => cache.knownUids() } : {}),
     },
   );
   watch.start();
@@ -270,3 +271,22 @@ test('--watch-list=on on a server with the gate off: restarts with a clear error
     await watch.stop();
   }
 });
+
+for (const mode of ['off', 'auto'] as const) {
+  test(`with the store's keys (no key set of its own), --watch-list=${mode}: the sync after a 410 still removes the pods gone meanwhile`, async () => {
+    server.putPod(managedPod({ name: `k1-${mode}`, nodeName: 'n3', ips: [mode === 'off' ? '10.3.0.1' : '10.3.1.1'] }));
+    server.putPod(managedPod({ name: `k2-${mode}`, nodeName: 'n3', ips: [mode === 'off' ? '10.3.0.2' : '10.3.1.2'] }));
+    const { cache, watch } = await startWatch(undefined, mode, true);
+    try {
+      await until('sync', () => watch.synced && cache.byDrain(`drain-k2-${mode}`) !== undefined);
+      await until('watch request', () => server.openWatches > 0);
+      server.expireResourceVersions();
+      server.deletePod('shop', `k1-${mode}`);
+      server.putPod(managedPod({ name: `k3-${mode}`, nodeName: 'n3', ips: [mode === 'off' ? '10.3.0.3' : '10.3.1.3'] }));
+      await until('relist after 410', () => cache.byDrain(`drain-k3-${mode}`) !== undefined && cache.byDrain(`drain-k1-${mode}`) === undefined);
+      assert.ok(cache.byDrain(`drain-k2-${mode}`) !== undefined, 'a pod still there is kept');
+    } finally {
+      await watch.stop();
+    }
+  });
+}

@@ -24,6 +24,8 @@ export interface PodWatchHandlers {
   restarting(error: unknown, delayMs: number): void;
   /** A 410 Gone: relisting after `delayMs` (jittered backoff when it repeats). */
   relisting?(delayMs: number): void;
+  /** The uids held now (the store's): then the list/watch keeps no set of uids of its own. */
+  keys?(): Iterable<string>;
 }
 
 export interface PodWatchOptions {
@@ -71,6 +73,7 @@ export class PodWatch {
         restarting: (error, delayMs) => handlers.restarting(error, delayMs),
         relisting: (delayMs) => handlers.relisting?.(delayMs),
         fellBack: (why) => options.logger.warn({ why }, 'watch: the API server does not serve streaming lists; listing from the watch cache for the rest of this process life (--watch-list=auto)'),
+        ...(handlers.keys === undefined ? {} : { keys: () => handlers.keys?.() ?? [] }),
       },
     );
   }

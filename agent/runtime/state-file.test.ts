@@ -1,7 +1,10 @@
 /** The state file's versions: a version 1 file (no sessions) is still read; version 2 keeps sessions and the owner. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseState, STATE_VERSION, type SessionRecord } from './state-file.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseState, StateWriter, STATE_VERSION, type AgentState, type SessionRecord } from './state-file.js';
 
 const session: SessionRecord = { drainId: 'd1', uid: 'u1', key: 'shop/a', nodeName: 'node-1', ips: ['10.0.0.1'], startedAtMs: 5, minDrainMs: 1000, drainMs: 30_000, startedPosted: true, holder: 'i-1', handedOver: false };
 
@@ -13,4 +16,29 @@ test('state file: version 1 is read with no sessions; version 2 round-trips sess
   assert.deepEqual(v2.owner, { instance: 'i-1', startedAtMs: 3 });
   assert.throws(() => parseState(JSON.stringify({ version: 2, writtenAt: 'y', pods: [], holds: [], sessions: [{ ...session, startedAtMs: 'soon' }] })), /sessions/);
   assert.throws(() => parseState(JSON.stringify({ version: 3, pods: [], holds: [] })), /version/);
+});
+
+test('state writer: a first change is written at once; a burst after it is one write, at least the gap later, with the last state', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cd-state-writer-'));
+  try {
+    const path = join(dir, 'state.json');
+    const starts: number[] = [];
+    let generation = 0;
+    const writer = new StateWriter(path, (): AgentState => {
+      starts.push(performance.now());
+      return { version: STATE_VERSION, writtenAt: String(generation), pods: [], holds: [], sessions: [] };
+    }, (e) => assert.fail(String(e)), 150);
+    const t0 = performance.now();
+    await writer.save();
+    assert.ok(starts[0] !== undefined && (starts[0] - t0) < 100, 'the first write does not wait for the gap');
+    const burst: Array<Promise<void>> = [];
+    for (generation = 1; generation <= 20; generation++) burst.push(writer.save());
+    generation = 20;
+    await Promise.all(burst);
+    assert.equal(starts.length, 2, 'twenty changes in a burst: one more write');
+    assert.ok((starts[1] ?? 0) - (starts[0] ?? 0) >= 149, `writes ${((starts[1] ?? 0) - (starts[0] ?? 0)).toFixed(0)} ms apart`);
+    assert.equal(parseState(readFileSync(path, 'utf8')).writtenAt, '20', 'the write holds the state as of when it ran');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -6,7 +6,10 @@
  * line when a pod IP's last held server reaches weight 0 (`weight0`) and for each conntrack
  * flush (`flush`, its addresses). Stops (writing its state file) when stdin closes.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import { createInterface } from 'node:readline';
 import { pino } from 'pino';
 import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
@@ -47,11 +50,19 @@ netlink.setDestinationWeight = async (s, d, w) => {
   observe(d.address, w);
 };
 netlink.setDestinationWeights = async (edits) => {
+  ipvsCalls.edits += edits.length;
   const results = await setMany(edits);
   edits.forEach((e, i) => {
     if (results[i] === undefined) observe(e.destination.address, e.weight);
   });
   return results;
+};
+// Full IPVS scans (one listServices each) and weight edits: the hold's work, reported with the loop figures.
+const ipvsCalls = { scans: 0, edits: 0 };
+const listServices = netlink.listServices.bind(netlink);
+netlink.listServices = () => {
+  ipvsCalls.scans += 1;
+  return listServices();
 };
 const deleteConntrack = netlink.deleteConntrack.bind(netlink);
 netlink.deleteConntrack = async (o) => {
@@ -78,6 +89,7 @@ const poll = setInterval(() => {
   say({ ev: 'ready', t: wallMs(), pods: agent.cache.size });
 }, 5);
 const lines = createInterface({ input: process.stdin });
+const inspector = new Session();
 // The agent's event-loop delay during the churn: separates the agent's own stalls (GC, work) from waiting for a CPU elsewhere.
 const loop = monitorEventLoopDelay({ resolution: 10 });
 lines.on('line', (line) => {
@@ -85,10 +97,38 @@ lines.on('line', (line) => {
   if (line.includes('loop-start')) {
     loop.reset();
     loop.enable();
+    ipvsCalls.scans = 0;
+    ipvsCalls.edits = 0;
+  }
+  // `{"cmd":"heap","snapshot":PATH?}`: the V8 heap's figures (MB), and a heap snapshot when asked (profiling).
+  if (line.includes('"heap"')) {
+    const { snapshot } = JSON.parse(line) as { snapshot?: string };
+    const mb = (n: number): number => Math.round((n / 1048576) * 10) / 10;
+    const h = getHeapStatistics();
+    const m = process.memoryUsage();
+    say({ ev: 'heap', used: mb(h.used_heap_size), total: mb(h.total_heap_size), limit: mb(h.heap_size_limit), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), rss: mb(m.rss) });
+    if (snapshot !== undefined) say({ ev: 'snapshot', path: writeHeapSnapshot(snapshot) });
+  }
+  // `{"cmd":"prof-start"}` / `{"cmd":"prof-stop","path":P}`: V8's CPU profiler and sampling heap profiler over every
+  // allocation, collected or not, written to P.cpuprofile and P.heapprofile (profiling).
+  if (line.includes('"prof-start"')) {
+    inspector.connect();
+    inspector.post('HeapProfiler.startSampling', { samplingInterval: 32768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    inspector.post('Profiler.enable', () => inspector.post('Profiler.start'));
+  }
+  if (line.includes('"prof-stop"')) {
+    const { path } = JSON.parse(line) as { path: string };
+    inspector.post('Profiler.stop', (cpuError, cpu) => {
+      if (cpuError === null) writeFileSync(`${path}.cpuprofile`, JSON.stringify(cpu.profile));
+      inspector.post('HeapProfiler.stopSampling', (error, result) => {
+        if (error === null) writeFileSync(`${path}.heapprofile`, JSON.stringify(result.profile));
+        say({ ev: 'prof', path, error: (error ?? cpuError)?.message });
+      });
+    });
   }
   if (line.includes('loop-stop')) {
     loop.disable();
-    say({ ev: 'loop', p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 });
+    say({ ev: 'loop', p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, ...ipvsCalls });
   }
 });
 lines.on('close', () => void agent.stop().then(() => process.exit(0)));

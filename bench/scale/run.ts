@@ -20,8 +20,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { parseAllDocuments } from 'yaml';
 import { wallMs } from './cluster.js';
 
+const REPO = new URL('../..', import.meta.url).pathname;
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string): string => {
   const i = args.indexOf(`--${name}`);
@@ -33,8 +35,19 @@ const RATE = Number(arg('rate', '200'));
 const FLIP_EVERY = 5;
 /** `--cpu-prof DIR`: the agent child writes a V8 CPU profile there (profiling). */
 const CPU_PROF = args.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
+/** The agent container's NODE_OPTIONS in the DaemonSet (the V8 flags the manifests ship). */
+function shippedNodeOptions(): string {
+  const docs = parseAllDocuments(readFileSync(join(REPO, 'manifests/base/agent/daemonset.yaml'), 'utf8')).map((d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Array<{ name: string; env?: Array<{ name: string; value?: string }> }> } } } });
+  const agent = docs.find((d) => d.kind === 'DaemonSet')?.spec?.template?.spec?.containers?.find((c) => c.name === 'agent');
+  return agent?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+}
+/** `--node-flags "..."`: node/V8 flags for the agent child (space-separated); by default the ones the manifests ship. */
+const NODE_FLAGS = (args.includes('--node-flags') ? arg('node-flags', '') : shippedNodeOptions()).split(' ').filter((f) => f !== '');
+/** `--heap-dir DIR`: the agent child writes heap snapshots there after the list and after the churn (profiling). */
+const HEAP_DIR = args.includes('--heap-dir') ? arg('heap-dir', '') : undefined;
+/** `--churn-prof DIR`: a CPU profile and a sampling profile of every allocation (kept or collected) of the agent during the churn, written there (profiling). */
+const PROF_DIR = args.includes('--churn-prof') ? arg('churn-prof', '') : undefined;
 const GRACE_S = 1;
-const REPO = new URL('../..', import.meta.url).pathname;
 
 type Line = Record<string, unknown> & { ev: string };
 
@@ -115,6 +128,19 @@ interface Result {
   calls: Record<string, number>;
   listStats: unknown;
   loop: Line;
+  heapAfterList: Line;
+  heapAfterChurn: Line;
+}
+
+/** The agent's V8 heap figures now (and a heap snapshot at `snapshot`, which waits for it to be written). */
+async function heapOf(agent: Child, snapshot: string | undefined): Promise<Line> {
+  const before = agent.lines.length;
+  agent.send({ cmd: 'heap', ...(snapshot === undefined ? {} : { snapshot }) });
+  for (;;) {
+    const heap = agent.lines.slice(before).find((l) => l.ev === 'heap');
+    if (heap !== undefined && (snapshot === undefined || agent.lines.slice(before).some((l) => l.ev === 'snapshot'))) return heap;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 async function runOne(pods: number, dir: string, main: string): Promise<Result> {
@@ -124,7 +150,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
   try {
     await api.waitFor('ready', 600_000);
     const flips = Math.ceil(ROLLOUT / FLIP_EVERY);
-    agent = new Child(spawn(process.execPath, [...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips))], { cwd: REPO }));
+    agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips))], { cwd: REPO }));
     const pid = agent.proc.pid ?? 0;
     const ports = await agent.waitFor('ports', 60_000);
     const baselineMb = procStatus(pid, 'VmRSS');
@@ -134,17 +160,24 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     const firstListPeakMb = procStatus(pid, 'VmHWM');
     await new Promise((r) => setTimeout(r, 5000));
     const settledMb = procStatus(pid, 'VmRSS');
+    const heapAfterList = await heapOf(agent, HEAP_DIR === undefined ? undefined : join(HEAP_DIR, `agent-${pods}-after-list.heapsnapshot`));
     const cpu0 = cpuSeconds(pid);
     const t0 = wallMs();
     agent.send({ cmd: 'loop-start' });
+    if (PROF_DIR !== undefined) agent.send({ cmd: 'prof-start' });
     api.send({ cmd: 'churn', rate: RATE, rollout: Math.min(ROLLOUT, pods - flips), flipEvery: FLIP_EVERY, graceSeconds: GRACE_S, drainPort: ports.drainPort });
     const done = await api.waitFor('churn-done', 3_600_000);
     agent.send({ cmd: 'loop-stop' });
+    if (PROF_DIR !== undefined) {
+      agent.send({ cmd: 'prof-stop', path: join(PROF_DIR, `agent-${pods}-churn`) });
+      await agent.waitFor('prof', 120_000);
+    }
     const loop = await agent.waitFor('loop', 10_000);
     const cpuPct = ((cpuSeconds(pid) - cpu0) / ((wallMs() - t0) / 1000)) * 100;
     await new Promise((r) => setTimeout(r, 5000));
     const afterChurnMb = procStatus(pid, 'VmRSS');
     const peakMb = procStatus(pid, 'VmHWM');
+    const heapAfterChurn = await heapOf(agent, HEAP_DIR === undefined ? undefined : join(HEAP_DIR, `agent-${pods}-after-churn.heapsnapshot`));
     // Matching: each drain to the first weight 0 of its IP after it; each gone pod to the first flush of its IP after it.
     const zeros = new Map<string, number[]>();
     for (const l of agent.lines) if (l.ev === 'weight0') zeros.set(l.ip as string, [...(zeros.get(l.ip as string) ?? []), l.t as number]);
@@ -176,7 +209,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     for (const l of api.lines) if (l.ev === 'call') calls[String(l.status)] = (calls[String(l.status)] ?? 0) + 1;
     if (notHeldIps.length > 0) console.log(`  ${pods} pods: drains not held (first 20): ${notHeldIps.join('; ')}`);
     for (const l of api.lines) if (l.ev === 'call' && l.status !== 200) console.log(`  ${pods} pods: preStop call ${JSON.stringify(l)}`);
-    return { pods, firstListS, firstListPeakMb, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats, loop };
+    return { pods, firstListS, firstListPeakMb, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats, loop, heapAfterList, heapAfterChurn };
   } finally {
     await agent?.end();
     await api.end();
@@ -186,7 +219,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
 const dir = mkdtempSync(join(tmpdir(), 'cd-bench-scale-'));
 try {
   const main = buildDist();
-  console.log(`bench/scale: node ${process.version}, rollout ${ROLLOUT} pods at ${RATE} pod events/s, grace ${GRACE_S} s, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(`bench/scale: node ${process.version}${NODE_FLAGS.length > 0 ? ` (agent: ${NODE_FLAGS.join(' ')})` : ''}, rollout ${ROLLOUT} pods at ${RATE} pod events/s, grace ${GRACE_S} s, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const results: Result[] = [];
   for (const pods of SIZES) {
     const r = await runOne(pods, dir, main);
@@ -201,9 +234,13 @@ try {
   row('RSS settled after the list, MB', (r) => r.settledMb.toFixed(1));
   row('RSS peak over the run (VmHWM), MB', (r) => r.peakMb.toFixed(1));
   row('RSS settled after the churn, MB', (r) => r.afterChurnMb.toFixed(1));
+  row('V8 heap after the list: used / total, MB', (r) => `${String(r.heapAfterList.used)} / ${String(r.heapAfterList.total)}`);
+  row('V8 heap after the churn: used / total, MB', (r) => `${String(r.heapAfterChurn.used)} / ${String(r.heapAfterChurn.total)}`);
+  row('external (buffers) after the churn, MB', (r) => String(r.heapAfterChurn.external));
   row('churn: pod events, seconds', (r) => `${r.churnEvents} in ${r.churnS.toFixed(0)}`);
   row('agent CPU during the churn, % of a core', (r) => r.cpuPct.toFixed(1));
   row('agent event-loop delay: p50, p99, max ms', (r) => [r.loop.p50, r.loop.p99, r.loop.max].map((v) => (v as number).toFixed(0)).join(', '));
+  row('IPVS full scans, weight edits in the churn', (r) => `${String(r.loop.scans)}, ${String(r.loop.edits)}`);
   row('event -> weight 0: n, p50, p99 ms', (r) => `${r.weight0.length}, ${quantile(r.weight0, 0.5).toFixed(1)}, ${quantile(r.weight0, 0.99).toFixed(1)}`);
   row('gone -> flushed, this node: n, p50, p99 ms', (r) => `${r.flushLocal.length}, ${quantile(r.flushLocal, 0.5).toFixed(0)}, ${quantile(r.flushLocal, 0.99).toFixed(0)}`);
   row('gone -> flushed, all: n, p50, p99 ms', (r) => `${r.flushAll.length}, ${quantile(r.flushAll, 0.5).toFixed(0)}, ${quantile(r.flushAll, 0.99).toFixed(0)}`);

@@ -75,6 +75,14 @@ describe('agent', { skip: KUBECTL_MISSING }, () => {
         assert.equal(env.get(AGENT_OPTIONS.podNamespace.env), 'metadata.namespace');
       });
 
+      it('sizes V8 for its memory limit: small semi-spaces, old space capped below the limit (docs/scale.md)', () => {
+        const options = (container.env ?? []).find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+        const flag = (name: string): number => Number(new RegExp(`--${name}=(\\d+)`).exec(options)?.[1] ?? NaN);
+        assert.ok(flag('max-semi-space-size') <= 2, `semi-spaces of at most 2 MiB: ${options}`);
+        const limitMi = Number(/^(\d+)Mi$/.exec(String(container.resources?.limits?.memory))?.[1] ?? NaN);
+        assert.ok(flag('max-old-space-size') <= limitMi - 96, `old space ${flag('max-old-space-size')} MiB leaves ~96 MiB of the ${limitMi}Mi limit for the rest of the process`);
+      });
+
       it('tolerates every taint and runs at system-node-critical priority', () => {
         assert.deepEqual(pod.tolerations, [{ operator: 'Exists' }]);
         assert.equal(pod.priorityClassName, 'system-node-critical');
