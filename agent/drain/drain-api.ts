@@ -20,7 +20,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { DRAIN_API_PREFIX } from '../../src/contract.js';
 import type { DrainSessions, JoinResult } from './drain-sessions.js';
-import { parseDrainTarget } from './drain-request.js';
+import { bounded, parseDrainTarget } from './drain-request.js';
 import type { SyncGate } from '../pods/sync-gate.js';
 import { closeListener, listen } from '../runtime/index.js';
 
@@ -68,6 +68,11 @@ export class DrainApi {
     this.server.requestTimeout = 0;
     this.server.headersTimeout = 10_000;
     this.server.on('clientError', (error: Error & { code?: string }, socket: Socket) => this.onClientError(error, socket));
+    // Without a listener Node answers an Expect other than 100-continue itself: a 417 with an
+    // empty chunked body on a kept-alive connection, not the API's JSON.
+    this.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
+      this.answer(req, res, 417, { error: `Expect: ${bounded(String(req.headers.expect))} is not supported; the drain API is GET /v1/drain/<drain-id>` }),
+    );
     // Without a listener Node closes a CONNECT's connection with no answer.
     this.server.on('connect', (_req: IncomingMessage, socket: Socket) => this.answerRaw(socket, 405, 'CONNECT is not supported; the drain API is GET /v1/drain/<drain-id>'));
     // After listen: an accept failure (EMFILE) must be logged, not thrown.
