@@ -6,10 +6,9 @@
  */
 import type { KubeConnection } from './connection.js';
 import { ListDecoder, type ListMetadata } from './list-decoder.js';
-import { errorMessage, KubeRequestError, prepareRequest, type KubeQuery } from './request.js';
+import { prepareRequest, readErrorAnswer, type KubeQuery } from './request.js';
 
 const TIMEOUT_MS = 120_000;
-const MAX_ERROR_BODY = 64 * 1024;
 
 export type ListQuery = KubeQuery;
 
@@ -20,14 +19,7 @@ export async function streamList(conn: KubeConnection, path: string, query: List
     const req = send(url, { method: 'GET', headers, agent, timeout: TIMEOUT_MS }, (res) => {
       const code = res.statusCode ?? 0;
       if (code < 200 || code >= 300) {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          if (size < MAX_ERROR_BODY) chunks.push(c);
-          size += c.length;
-        });
-        res.on('error', reject);
-        res.on('end', () => reject(new KubeRequestError(code, `GET ${url.pathname}: HTTP ${code}: ${errorMessage(Buffer.concat(chunks).toString('utf8'))}`)));
+        readErrorAnswer(res, code, `GET ${url.pathname}`, reject);
         return;
       }
       const decoder = new ListDecoder(onItem);

@@ -3,7 +3,7 @@
  * JSON in, JSON out. A non-2xx answer rejects with a `KubeRequestError` carrying the status
  * code (410 on an expired list continue token, 403 on missing RBAC...).
  */
-import { request as httpRequest, type Agent as HttpAgent, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpRequest, type Agent as HttpAgent, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { KubeConnection } from './connection.js';
 
@@ -60,6 +60,24 @@ export function errorMessage(text: string): string {
     // not JSON: the text itself
   }
   return text.slice(0, 300);
+}
+
+/** How much of a non-2xx answer's body is kept for its message. */
+const MAX_ERROR_BODY = 64 * 1024;
+
+/**
+ * Reads a non-2xx answer's body (bounded) and hands `done` the typed error that says what the
+ * server answered: `<what>: HTTP <code>: <its message>`. A failing stream is handed on as is.
+ */
+export function readErrorAnswer(res: IncomingMessage, code: number, what: string, done: (error: unknown) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.on('data', (c: Buffer) => {
+    if (size < MAX_ERROR_BODY) chunks.push(c);
+    size += c.length;
+  });
+  res.on('error', done);
+  res.on('end', () => done(new KubeRequestError(code, `${what}: HTTP ${code}: ${errorMessage(Buffer.concat(chunks).toString('utf8'))}`)));
 }
 
 export async function kubeRequest(conn: KubeConnection, method: 'GET' | 'POST', path: string, query: KubeQuery = {}, body?: unknown): Promise<unknown> {

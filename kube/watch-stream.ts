@@ -12,10 +12,9 @@
  * error (the list/watch restarts from its last resourceVersion with backoff).
  */
 import type { KubeConnection } from './connection.js';
-import { errorMessage, KubeRequestError, prepareRequest, type KubeQuery } from './request.js';
+import { prepareRequest, readErrorAnswer, type KubeQuery } from './request.js';
 
 const NEWLINE = 0x0a;
-const MAX_ERROR_BODY = 64 * 1024;
 /** No byte for this long (bookmarks arrive about every minute on a real server) ends the watch. */
 const IDLE_SLACK_MS = 60_000;
 const KEEPALIVE_MS = 30_000;
@@ -79,14 +78,7 @@ export async function streamWatch(conn: KubeConnection, path: string, query: Kub
   const req = send(url, { method: 'GET', headers, agent, timeout: idleMs }, (res) => {
     const code = res.statusCode ?? 0;
     if (code < 200 || code >= 300) {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        if (size < MAX_ERROR_BODY) chunks.push(c);
-        size += c.length;
-      });
-      res.on('error', finish);
-      res.on('end', () => finish(new KubeRequestError(code, `watch ${url.pathname}: HTTP ${code}: ${errorMessage(Buffer.concat(chunks).toString('utf8'))}`)));
+      readErrorAnswer(res, code, `watch ${url.pathname}`, finish);
       return;
     }
     const lines = new LineSplitter((line) => {
