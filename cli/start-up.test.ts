@@ -49,7 +49,7 @@ describe('CLI start-up: what loads', () => {
     const run = tracedRun('cli/main.ts', ['--version']);
     assert.equal(run.status, 0);
     assert.equal(run.stdout, '0.1.0\n');
-    assert.deepEqual(run.own, ['cli/closed-pipe.ts', 'cli/main.ts', 'cli/version.ts']);
+    assert.deepEqual(run.own, ['cli/closed-pipe.ts', 'cli/entry.ts', 'cli/main.ts', 'cli/version.ts']);
     assert.deepEqual(run.packages.filter((name) => name !== 'tsx'), []);
   });
 
