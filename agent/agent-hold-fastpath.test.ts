@@ -92,3 +92,43 @@ test('a pod that starts draining is held at once while the full pass is stuck in
     await agent.stop();
   }
 });
+
+test('the interval pass reads the services holding a draining pod\'s servers, not every service on the node', async () => {
+  const ipvs = new MemoryIpvs();
+  const held = { family: 4 as const, protocol: 'tcp' as const, address: '10.96.1.1', port: 80 };
+  const others = Array.from({ length: 5 }, (_, i) => ({ family: 4 as const, protocol: 'tcp' as const, address: `10.96.1.${i + 10}`, port: 80 }));
+  for (const key of [held, ...others]) await ipvs.addService({ key, scheduler: 'rr' });
+  server.putPod(managedPod({ name: 'scope-a', nodeName: 'node-0', ips: ['10.52.0.1'] }));
+  await ipvs.addDestination(held, { address: '10.52.0.1', port: 8080, weight: 1 });
+  for (const [i, key] of others.entries()) await ipvs.addDestination(key, { address: `10.52.1.${i + 1}`, port: 8080, weight: 1 });
+  const netlink = memoryNetlink(new MemoryConntrack(), ipvs);
+  const dumps = new Map<string, number>();
+  const list = netlink.listDestinations.bind(netlink);
+  netlink.listDestinations = (k) => {
+    dumps.set(String(k.address), (dumps.get(String(k.address)) ?? 0) + 1);
+    return list(k);
+  };
+  const config = loadAgentConfig({ flags: { nodeName: 'node-0', kubeconfig: join(dir, 'kubeconfig'), stateFile: join(dir, 'state-scope.json'), holdInterval: '50ms', logLevel: 'silent' }, env: {} });
+  assert.ok(config.ok);
+  const agent = new Agent({
+    config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', drainAddress: '127.0.0.1', conntrackEvents: false, flowPinning: false },
+    logger: pino({ level: 'silent' }),
+    netlink,
+    kube: await loadKubeConnection({ kubeconfig: join(dir, 'kubeconfig') }),
+    flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
+    metrics: new AgentMetrics({ defaultMetrics: false }),
+  });
+  await agent.start();
+  try {
+    await until('ready', () => agent.readiness().ready);
+    server.modifyPod('shop', 'scope-a', (p) => setReady(p, false));
+    await until('scope-a at weight 0', async () => (await list(held)).find((d) => d.address === '10.52.0.1')?.weight === 0);
+    const before = { held: dumps.get('10.96.1.1') ?? 0, other: dumps.get('10.96.1.10') ?? 0 };
+    await until('ten interval passes over the held service', () => (dumps.get('10.96.1.1') ?? 0) >= before.held + 10, 10_000);
+    const other = (dumps.get('10.96.1.10') ?? 0) - before.other;
+    // Every service is read again only by the index refresh and the full pass every 10 s (max(10 s, 10 x the interval)).
+    assert.ok(other <= 2, `a service with no draining pod's server was read ${String(other)} times in ten passes`);
+  } finally {
+    await agent.stop();
+  }
+});

@@ -231,3 +231,25 @@ test('syncChanged asks for a scan at once for a Ready-once pod the index does no
   assert.equal(await hold.syncChanged([{ ...POD, wasReady: false }], new Set()), 0);
   assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1, '10.2.0.1:8080': 0 }, 'a never-Ready pod the index knows is still held at once');
 });
+
+test('reassert scope held: reads only the services with held servers, and still puts back what the proxy reset or deleted there', async () => {
+  const ipvs = await node();
+  const { hold, restores } = rig(ipvs);
+  await hold.sync([POD], new Set());
+  const dumped: string[] = [];
+  const listDestinations = ipvs.listDestinations.bind(ipvs);
+  ipvs.listDestinations = (key) => {
+    dumped.push(key.fwmark === undefined ? `${String(key.address)}:${String(key.port)}` : `fwmark ${String(key.fwmark)}`);
+    return listDestinations(key);
+  };
+  ipvs.proxyDeleteDestination(MH, { address: '10.2.0.1', port: 8080 });
+  await ipvs.setDestinationWeight(FWM, { address: '10.2.0.1', port: 0 }, 1);
+  await hold.reassert(() => ({ draining: [POD], servingUids: new Set() }), 'held');
+  assert.deepEqual(dumped.sort(), ['10.96.0.10:80', 'fwmark 42'], 'the service holding no server of a draining pod (udp 53) is not read');
+  assert.deepEqual(await weights(ipvs, MH), { '10.2.0.2:8080': 1, '10.2.0.1:8080': 0 }, 're-added, then 0');
+  assert.deepEqual(await weights(ipvs, FWM), { '10.2.0.1:0': 0 }, 'the reset weight is 0 again');
+  assert.deepEqual(restores.sort(), ['readd', 'weight']);
+  dumped.length = 0;
+  await hold.reassert(() => ({ draining: [POD], servingUids: new Set() }), 'full');
+  assert.equal(dumped.length, 3, 'a full pass reads every service');
+});

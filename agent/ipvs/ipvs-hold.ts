@@ -120,6 +120,13 @@ interface IndexedServer {
   dest: IpvsDestination;
 }
 
+/**
+ * What a re-assert pass reads: `full`, every service (finds a draining pod's servers wherever
+ * they are); `held`, only the services that hold or may hold a draining pod's servers
+ * (servicesToReassert): work in proportion to the drains, not to the node's services.
+ */
+export type ReassertScope = 'full' | 'held';
+
 export class IpvsHold {
   private readonly holds = new Map<string, HeldServer>();
   private queue: Promise<unknown> = Promise.resolve();
@@ -201,7 +208,7 @@ export class IpvsHold {
    * not held again. A server held after the scan began is trusted (the scan's weight for it is
    * older than the edit).
    */
-  async reassert(current: () => { draining: readonly DrainingPod[]; servingUids: ReadonlySet<string> }): Promise<void> {
+  async reassert(current: () => { draining: readonly DrainingPod[]; servingUids: ReadonlySet<string> }, scope: ReassertScope = 'full'): Promise<void> {
     if (current().draining.length === 0) {
       await this.enqueue(async () => {
         const now = current();
@@ -210,12 +217,45 @@ export class IpvsHold {
       return;
     }
     const scanSeq = ++this.seq;
-    const listed = await this.scan();
+    const listed = scope === 'full' ? await this.scan() : await this.scanServices(this.servicesToReassert(current().draining));
     await this.enqueue(async () => {
       const now = current();
       await this.releaseNotDraining(now.draining, now.servingUids);
       await this.holdKnown(now.draining);
       await this.holdAll(now.draining, listed, scanSeq);
+    });
+  }
+
+  /**
+   * The services a `held` pass reads: every service with a held server (the proxy may have reset
+   * or deleted it) and every service the index lists a draining pod's address in (a server not
+   * held yet). A server of a draining pod in a service the index does not know yet is found by
+   * the next full pass (the caller's interval for those) or the index refresh before it.
+   */
+  private servicesToReassert(draining: readonly DrainingPod[]): Set<string> {
+    const ids = new Set<string>();
+    for (const h of this.holds.values()) ids.add(serviceId(h.service));
+    for (const pod of draining) {
+      for (const ip of pod.ips) for (const { service } of this.index.get(ip.toLowerCase()) ?? []) ids.add(serviceId(service.key));
+    }
+    return ids;
+  }
+
+  /** Reads the servers of the services in `ids` only (the index and orders stay as the last full scan left them). */
+  private async scanServices(ids: ReadonlySet<string>): Promise<Awaited<ReturnType<IpvsHold['scan']>>> {
+    return this.listServers((await this.options.ipvs.listServices()).filter((service) => ids.has(serviceId(service.key))));
+  }
+
+  /** The servers of each of `services` (undefined for one deleted meanwhile). */
+  private listServers(services: readonly IpvsService[]): Promise<Array<{ service: IpvsService; dests: IpvsDestination[] | undefined }>> {
+    const { ipvs, concurrency = 8 } = this.options;
+    return mapLimit(services, concurrency, async (service) => {
+      try {
+        return { service, dests: await ipvs.listDestinations(service.key) };
+      } catch (error) {
+        if (isCode(error, 'ENOENT', 'ESRCH')) return { service, dests: undefined }; // deleted meanwhile
+        throw error;
+      }
     });
   }
 
@@ -260,16 +300,7 @@ export class IpvsHold {
   }
 
   private async scan(): Promise<Array<{ service: IpvsService; dests: IpvsDestination[] | undefined }>> {
-    const { ipvs, concurrency = 8 } = this.options;
-    const services = await ipvs.listServices();
-    const listed = await mapLimit(services, concurrency, async (service) => {
-      try {
-        return { service, dests: await ipvs.listDestinations(service.key) };
-      } catch (error) {
-        if (isCode(error, 'ENOENT', 'ESRCH')) return { service, dests: undefined }; // deleted meanwhile
-        throw error;
-      }
-    });
+    const listed = await this.listServers(await this.options.ipvs.listServices());
     const index = new Map<string, IndexedServer[]>();
     for (const { service, dests } of listed) {
       for (const dest of dests ?? []) {

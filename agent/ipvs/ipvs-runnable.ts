@@ -56,10 +56,19 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
   /** The full hold pass in flight (startReassert), and whether another was asked for meanwhile. */
   private reasserting: Promise<void> | undefined;
   private reassertAgain = false;
+  /**
+   * The interval's pass reads only the services that hold (or may hold) a draining pod's
+   * servers; every service is read when asked (a draining pod the index knows no server of,
+   * IPVS gained, the first passes) and at least every `fullEveryMs`.
+   */
+  private fullAsked = true;
+  private lastFullAt = Number.NEGATIVE_INFINITY;
+  private readonly fullEveryMs: number;
 
   constructor(private readonly options: IpvsOptions) {
     const { config, ipvs, logger: log, metrics, clock } = options;
     this.on = config.ipvsHold;
+    this.fullEveryMs = Math.max(10_000, config.holdIntervalMs * 10);
     this.hold = new IpvsHold({
       ipvs,
       logger: log,
@@ -119,6 +128,7 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
       try {
         // A newly draining pod the address index knows no server of: scan now rather than at the interval.
         const unindexed = changed ? await this.hold.syncChanged(draining, this.servingHeldUids()) : 0;
+        if (unindexed > 0) this.fullAsked = true;
         if (fullPass || unindexed > 0) this.startReassert();
         if (this.flowpin !== undefined) void this.flowpin.sync().catch(() => undefined);
       } catch (error) {
@@ -193,6 +203,7 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
   private onGained(): void {
     const { logger, phase } = this.options;
     logger.info({ holds: this.hold.size }, 'handover: this agent instance edits IPVS now');
+    this.fullAsked = true;
     this.gained.publish();
     if (!this.started || phase.stopping) return; // start() starts flow pinning
     if (this.on) this.flowpin?.start();
@@ -227,7 +238,7 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
   }
 
   /**
-   * The full hold pass (scan every service, restore what the proxy reset), not awaited by the
+   * The hold pass (scan the services, restore what the proxy reset; ReassertScope), not awaited by the
    * plan run: its scan runs beside the IPVS queue, so a watch event's edits do not wait for it.
    * One at a time; one asked for meanwhile runs after it.
    */
@@ -237,13 +248,18 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
       this.reassertAgain = true;
       return;
     }
-    const { plan, phase, metrics } = this.options;
+    const { plan, phase, metrics, clock } = this.options;
     this.reasserting = (async () => {
       do {
         this.reassertAgain = false;
+        const now = clock.now();
+        const full = this.fullAsked || now - this.lastFullAt >= this.fullEveryMs;
+        if (full) this.fullAsked = false;
         try {
-          await this.hold.reassert(() => ({ draining: plan.draining(), servingUids: this.servingHeldUids() }));
+          await this.hold.reassert(() => ({ draining: plan.draining(), servingUids: this.servingHeldUids() }), full ? 'full' : 'held');
+          if (full) this.lastFullAt = now;
         } catch (error) {
+          if (full) this.fullAsked = true;
           this.failed(error, 'IPVS hold pass failed; retried next interval');
         }
         metrics.ipvsServersHeld.set(this.hold.size);

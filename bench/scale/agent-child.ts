@@ -57,12 +57,17 @@ netlink.setDestinationWeights = async (edits) => {
   });
   return results;
 };
-// Full IPVS scans (one listServices each) and weight edits: the hold's work, reported with the loop figures.
-const ipvsCalls = { scans: 0, edits: 0 };
+// IPVS passes (one listServices each), service dumps (listDestinations) and weight edits: the hold's work, reported with the loop figures.
+const ipvsCalls = { scans: 0, dumps: 0, edits: 0 };
 const listServices = netlink.listServices.bind(netlink);
 netlink.listServices = () => {
   ipvsCalls.scans += 1;
   return listServices();
+};
+const listDestinations = netlink.listDestinations.bind(netlink);
+netlink.listDestinations = (service) => {
+  ipvsCalls.dumps += 1;
+  return listDestinations(service);
 };
 const deleteConntrack = netlink.deleteConntrack.bind(netlink);
 netlink.deleteConntrack = async (o) => {
@@ -98,6 +103,7 @@ lines.on('line', (line) => {
     loop.reset();
     loop.enable();
     ipvsCalls.scans = 0;
+    ipvsCalls.dumps = 0;
     ipvsCalls.edits = 0;
   }
   // `{"cmd":"heap","snapshot":PATH?}`: the V8 heap's figures (MB), and a heap snapshot when asked (profiling).

@@ -240,7 +240,7 @@ try {
   row('churn: pod events, seconds', (r) => `${r.churnEvents} in ${r.churnS.toFixed(0)}`);
   row('agent CPU during the churn, % of a core', (r) => r.cpuPct.toFixed(1));
   row('agent event-loop delay: p50, p99, max ms', (r) => [r.loop.p50, r.loop.p99, r.loop.max].map((v) => (v as number).toFixed(0)).join(', '));
-  row('IPVS full scans, weight edits in the churn', (r) => `${String(r.loop.scans)}, ${String(r.loop.edits)}`);
+  row('IPVS passes, service dumps, weight edits in the churn', (r) => `${String(r.loop.scans)}, ${typeof r.loop.dumps === 'number' ? String(r.loop.dumps) : '-'}, ${String(r.loop.edits)}`);
   row('event -> weight 0: n, p50, p99 ms', (r) => `${r.weight0.length}, ${quantile(r.weight0, 0.5).toFixed(1)}, ${quantile(r.weight0, 0.99).toFixed(1)}`);
   row('gone -> flushed, this node: n, p50, p99 ms', (r) => `${r.flushLocal.length}, ${quantile(r.flushLocal, 0.5).toFixed(0)}, ${quantile(r.flushLocal, 0.99).toFixed(0)}`);
   row('gone -> flushed, all: n, p50, p99 ms', (r) => `${r.flushAll.length}, ${quantile(r.flushAll, 0.5).toFixed(0)}, ${quantile(r.flushAll, 0.99).toFixed(0)}`);
