@@ -157,7 +157,7 @@ export class RestartingListWatch<T> {
 
   private async cycle(): Promise<void> {
     const generation = ++this.generation;
-    const initial = this.resourceVersion === undefined && this.streaming ? new InitialEvents() : undefined;
+    const initial = this.resourceVersion === undefined && this.streaming ? new InitialEvents(this.heldKeys()[Symbol.iterator]().next().done !== true) : undefined;
     try {
       if (initial !== undefined) {
         await this.watch(generation, initial);
@@ -200,12 +200,13 @@ export class RestartingListWatch<T> {
 
   /** The initial events ended: what they did not carry is gone (as a relist), the state is complete at `rv`. */
   private finishInitial(initial: InitialEvents, rv: string | undefined): void {
-    for (const key of [...this.heldKeys()]) {
-      if (initial.seen.has(key)) continue;
+    const { seen } = initial;
+    for (const key of seen === undefined ? [] : [...this.heldKeys()]) {
+      if (seen?.has(key) === true) continue;
       this.known?.delete(key);
       this.handlers.remove(key, undefined);
     }
-    initial.seen.clear();
+    seen?.clear();
     this.resourceVersion = rv ?? '0';
     this.syncedRv = this.resourceVersion;
     this.streamFailures = 0;
@@ -346,7 +347,7 @@ export class RestartingListWatch<T> {
     if (step === 'take') {
       const obj = this.options.project(raw);
       const key = this.options.keyOf(obj);
-      initial.seen.add(key);
+      initial.seen?.add(key);
       this.known?.add(key);
       this.handlers.upsert(obj);
     } else if (step === 'end') {
