@@ -42,6 +42,20 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
   }
 }
 
+/** An agent on node-0 with a 50 ms hold interval over `netlink` (not started). */
+async function startableAgent(netlink: ReturnType<typeof memoryNetlink>, stateFile: string): Promise<Agent> {
+  const config = loadAgentConfig({ flags: { nodeName: 'node-0', kubeconfig: join(dir, 'kubeconfig'), stateFile: join(dir, stateFile), holdInterval: '50ms', logLevel: 'silent' }, env: {} });
+  assert.ok(config.ok);
+  return new Agent({
+    config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', drainAddress: '127.0.0.1', conntrackEvents: false, flowPinning: false },
+    logger: pino({ level: 'silent' }),
+    netlink,
+    kube: await loadKubeConnection({ kubeconfig: join(dir, 'kubeconfig') }),
+    flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
+    metrics: new AgentMetrics({ defaultMetrics: false }),
+  });
+}
+
 test('a pod that starts draining is held at once while the full pass is stuck in its scan', async () => {
   const ipvs = new MemoryIpvs();
   const key = { family: 4 as const, protocol: 'tcp' as const, address: '10.96.0.1', port: 80 };
@@ -64,16 +78,7 @@ test('a pod that starts draining is held at once while the full pass is stuck in
     }
     return list(k);
   };
-  const config = loadAgentConfig({ flags: { nodeName: 'node-0', kubeconfig: join(dir, 'kubeconfig'), stateFile: join(dir, 'state.json'), holdInterval: '50ms', logLevel: 'silent' }, env: {} });
-  assert.ok(config.ok);
-  const agent = new Agent({
-    config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', drainAddress: '127.0.0.1', conntrackEvents: false, flowPinning: false },
-    logger: pino({ level: 'silent' }),
-    netlink,
-    kube: await loadKubeConnection({ kubeconfig: join(dir, 'kubeconfig') }),
-    flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
-    metrics: new AgentMetrics({ defaultMetrics: false }),
-  });
+  const agent = await startableAgent(netlink, 'state.json');
   await agent.start();
   try {
     await until('ready', () => agent.readiness().ready);
@@ -108,16 +113,7 @@ test('the interval pass reads the services holding a draining pod\'s servers, no
     dumps.set(String(k.address), (dumps.get(String(k.address)) ?? 0) + 1);
     return list(k);
   };
-  const config = loadAgentConfig({ flags: { nodeName: 'node-0', kubeconfig: join(dir, 'kubeconfig'), stateFile: join(dir, 'state-scope.json'), holdInterval: '50ms', logLevel: 'silent' }, env: {} });
-  assert.ok(config.ok);
-  const agent = new Agent({
-    config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', drainAddress: '127.0.0.1', conntrackEvents: false, flowPinning: false },
-    logger: pino({ level: 'silent' }),
-    netlink,
-    kube: await loadKubeConnection({ kubeconfig: join(dir, 'kubeconfig') }),
-    flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
-    metrics: new AgentMetrics({ defaultMetrics: false }),
-  });
+  const agent = await startableAgent(netlink, 'state-scope.json');
   await agent.start();
   try {
     await until('ready', () => agent.readiness().ready);
