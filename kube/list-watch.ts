@@ -157,7 +157,7 @@ export class RestartingListWatch<T> {
 
   private async cycle(): Promise<void> {
     const generation = ++this.generation;
-    const initial = this.resourceVersion === undefined && this.streaming ? new InitialEvents(this.heldKeys()[Symbol.iterator]().next().done !== true) : undefined;
+    const initial = this.resourceVersion === undefined && this.streaming ? new InitialEvents(this.holdsAny()) : undefined;
     try {
       if (initial !== undefined) {
         await this.watch(generation, initial);
@@ -216,6 +216,11 @@ export class RestartingListWatch<T> {
     }
   }
 
+  /** Whether any key is applied yet (only then can a full state remove something). */
+  private holdsAny(): boolean {
+    return this.heldKeys()[Symbol.iterator]().next().done !== true;
+  }
+
   /** The keys applied so far: the handler's own (`keys`) or the set kept here. */
   private heldKeys(): Iterable<string> {
     return this.known ?? this.handlers.keys?.() ?? [];
@@ -224,7 +229,7 @@ export class RestartingListWatch<T> {
   private async list(generation: number): Promise<void> {
     const { connection, path, labelSelector, pageSize = 500, project, keyOf } = this.options;
     // Only a list that finds keys already held can have removals to find (not the first).
-    const seen = this.heldKeys()[Symbol.iterator]().next().done === true ? undefined : new Set<string>();
+    const seen = this.holdsAny() ? new Set<string>() : undefined;
     const take = (raw: unknown): void => {
       if (generation !== this.generation) return;
       const obj = project(raw);

@@ -108,11 +108,11 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
   }
 
   async start(): Promise<void> {
-    const { config, clock } = this.options;
+    const { clock } = this.options;
     await this.probe();
     // While nothing drains the hold does no IPVS call; this keeps its address index fresh so a
     // new drain edits its known servers at once (bench/agent: watch event -> weight 0).
-    this.refreshTimer = clock.setInterval(() => void this.refreshIndex(), Math.max(10_000, config.holdIntervalMs * 10));
+    this.refreshTimer = clock.setInterval(() => void this.refreshIndex(), this.fullEveryMs);
     void this.refreshIndex();
     if (this.on && this.owns) this.flowpin?.start();
     this.started = true;
