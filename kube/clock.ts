@@ -13,10 +13,28 @@ export interface Clock {
   setInterval(fn: () => void, ms: number): TimerHandle;
 }
 
+/**
+ * Node's timers run on libuv's millisecond-truncated monotonic clock, so a timeout can fire a
+ * millisecond before `Date.now()` says it is due: a drain of 2,000 ms would end after 1,999.
+ * A timer that fires that little early is re-armed for the rest; a larger gap means the wall
+ * clock moved, and the timer keeps the time it was given.
+ */
+const EARLY_FIRE_SLACK_MS = 5;
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, ms) {
-    const t = setTimeout(fn, ms);
+    const due = Date.now() + ms;
+    let t: NodeJS.Timeout;
+    const fire = (): void => {
+      const left = due - Date.now();
+      if (left > 0 && left <= EARLY_FIRE_SLACK_MS) {
+        t = setTimeout(fire, left);
+        return;
+      }
+      fn();
+    };
+    t = setTimeout(fire, ms);
     return { cancel: () => clearTimeout(t) };
   },
   setInterval(fn, ms) {

@@ -38,6 +38,21 @@ test('the injected record says what was done', () => {
   assert.deepEqual(result.hooked, ['app']);
 });
 
+test('a sleep hook the pod keeps fits the grace period written (the API server refuses a sleep above it)', () => {
+  // Found by the property test: drain 500ms + shutdown-grace 1.5s asks for 2 s, the kept hook sleeps 3 s.
+  const input = pod({ 'conndrain.io/drain': '500ms', 'conndrain.io/shutdown-grace': '1.5s' }, {
+    terminationGracePeriodSeconds: 0,
+    containers: [{ name: 'app', image: 'app:1' }, { name: 'cache', image: 'cache:1', lifecycle: { preStop: { sleep: { seconds: 3 } } } }],
+    initContainers: [{ name: 'mesh', image: 'mesh:1', restartPolicy: 'Always', lifecycle: { preStop: { sleep: { seconds: 4 } } } }],
+  });
+  const result = injectPod(input, { ...DEFAULT_INJECT_CONFIG, onExistingPreStop: 'skip' }, seededRandom(3));
+  assert.equal(result.changed, true);
+  assert.deepEqual(result.hooked, ['app']);
+  assert.equal((result.pod as { spec: { terminationGracePeriodSeconds: number } }).spec.terminationGracePeriodSeconds, 4);
+  const again = injectPod(result.pod, { ...DEFAULT_INJECT_CONFIG, onExistingPreStop: 'skip' }, seededRandom(4));
+  assert.equal(again.changed, false);
+});
+
 test('garbage in never throws: each answer names why nothing was done', () => {
   const inputs: unknown[] = [null, 42, 'pod', [], {}, { metadata: 'x' }, { metadata: { annotations: { 'conndrain.io/drain': '30s' } } },
     { metadata: { annotations: { 'conndrain.io/drain': '30s' } }, spec: { containers: 'app' } },

@@ -13,7 +13,7 @@ import {
 import { isDrainId, newDrainId, type RandomSource } from './drain-id.js';
 import { buildPreStop, looksLikeOwnPreStop, TEMPLATE_DRAIN_ID } from './hooks.js';
 import { copyWith, isObject, jsonEqual, objectAt, type JsonObject } from './json.js';
-import { graceSecondsOf, nativeSidecarNames, plainInitContainerNames, preStopOf, regularContainers, stringAnnotations, type ContainerSlot } from './pod.js';
+import { graceSecondsOf, longestKeptSleepSeconds, nativeSidecarNames, plainInitContainerNames, preStopOf, regularContainers, stringAnnotations, type ContainerSlot } from './pod.js';
 import { formatInjectedRecord, parseInjectedRecord } from './record.js';
 import { warningsOf, type SkipReason } from './skip.js';
 import { quoteValue } from '../quote.js';
@@ -132,7 +132,14 @@ function run(input: unknown, config: InjectConfig, random: RandomSource, scope: 
 
   const kind = settings.hook ?? config.defaultHook;
   const drainSeconds = Math.ceil(settings.drainMs / 1000);
-  const grace = Math.max(graceSecondsOf(spec) ?? KUBERNETES_DEFAULT_GRACE_SECONDS, Math.ceil((settings.drainMs + settings.shutdownGraceMs) / 1000));
+  const hookedIndexes = new Set(hooked.map((slot) => slot.index));
+  // A sleep hook the pod keeps (another container's, or one left by on-existing-prestop=skip)
+  // must fit the grace period written here too, or the API server refuses the pod.
+  const grace = Math.max(
+    graceSecondsOf(spec) ?? KUBERNETES_DEFAULT_GRACE_SECONDS,
+    Math.ceil((settings.drainMs + settings.shutdownGraceMs) / 1000),
+    longestKeptSleepSeconds(spec, hookedIndexes),
+  );
   // The API server rejects a sleep action longer than the grace period.
   const sleepSeconds = Math.min(drainSeconds, grace);
 
@@ -150,7 +157,6 @@ function run(input: unknown, config: InjectConfig, random: RandomSource, scope: 
   // shared with the input (never mutated). Besides being cheap, this lets fast-json-patch's
   // compare() skip every unchanged subtree by identity.
   const hookSpec = { kind, drainId, agentPort: config.agentPort, sleepSeconds };
-  const hookedIndexes = new Set(hooked.map((slot) => slot.index));
   let changed = false;
   const containers = (spec['containers'] as unknown[]).map((container, index) => {
     if (!hookedIndexes.has(index)) return container;

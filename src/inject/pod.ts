@@ -75,3 +75,20 @@ export function graceSecondsOf(spec: JsonObject): number | undefined {
   const value = spec['terminationGracePeriodSeconds'];
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
+
+/**
+ * The longest `preStop.sleep.seconds` among the containers not in `except` (regular ones and
+ * native sidecars): hooks the pod keeps, which the grace period must still cover.
+ */
+export function longestKeptSleepSeconds(spec: JsonObject, except: ReadonlySet<number>): number {
+  let longest = 0;
+  const consider = (container: unknown): void => {
+    const seconds = objectAt(objectAt(objectAt(isObject(container) ? container : undefined, 'lifecycle'), 'preStop'), 'sleep')?.['seconds'];
+    if (typeof seconds === 'number' && Number.isFinite(seconds) && seconds > longest) longest = Math.ceil(seconds);
+  };
+  const regular = spec['containers'];
+  if (Array.isArray(regular)) regular.forEach((c: unknown, index) => (except.has(index) ? undefined : consider(c)));
+  const init = spec['initContainers'];
+  if (Array.isArray(init)) for (const c of init) if (stringAt(c, 'restartPolicy') === 'Always') consider(c);
+  return longest;
+}
