@@ -3,7 +3,8 @@
  * (150,000 at Kubernetes' published limit), so it keeps per pod only what the agent reads,
  * packed:
  *
- * - uid, name and drain id: one string each (the uid string is also the index key);
+ * - uid and drain id: 16 bytes each in their usual forms (a UUID, 32 hex digits), the text
+ *   otherwise (id-column.ts); the name: a string;
  * - namespace, node name and drain settings (the parsed conndrain.io annotations, shared by
  *   every pod of a workload): ids into reference-counted intern tables (interner.ts);
  * - readiness, terminal phase, flow-pinning opt-out: bits; the time a deleting pod counts as
@@ -16,7 +17,8 @@
  * At 150,000 pods the Maps of the indexes were 26 MB of the agent's 66 MB of live heap (heap
  * snapshot after bench/scale's list); the slot tables are ~3 MB.
  *
- * Slots of removed pods are reused, so churn does not grow it. The answers (`get`, `byDrain`,
+ * The per-slot columns grow by pages of 4,096 slots (paged-column.ts). Slots of removed pods
+ * are reused, so churn does not grow it. The answers (`get`, `byDrain`,
  * `views`, `liveHolder`, `deleting`, `flowPinningOptOuts`) are the ones the full pod objects
  * give (pod-cache.test.ts checks that over random pods and update sequences); a `CachedPod`
  * is built on demand and not kept.
@@ -25,10 +27,12 @@ import { ANNOTATION_DRAIN_ID, ANNOTATION_FLOW_PINNING, DOMAIN } from '../../src/
 import { parseDrainRequest, type DrainRequest } from '../../src/annotations.js';
 import { podKey, type PodLike } from '../../src/pod/pod-like.js';
 import { viewPod, type PodView } from '../../src/pod/view.js';
+import { hashId, IdColumn } from './pod-store/id-column.js';
 import { Interner } from './pod-store/interner.js';
 import { packIpv4, unpackIpv4 } from './pod-store/ipv4.js';
 import { MultiIndex } from './pod-store/multi-index.js';
-import { hashInt, hashString, SlotTable } from './pod-store/slot-table.js';
+import { PagedColumn } from './pod-store/paged-column.js';
+import { hashInt, SlotTable } from './pod-store/slot-table.js';
 
 export interface CachedPod {
   view: PodView;
@@ -58,37 +62,30 @@ function drainKey(annotations: Record<string, unknown>): string {
   return JSON.stringify(entries);
 }
 
-function grow<A extends Int32Array | Uint8Array | Float64Array>(array: A, need: number, make: (n: number) => A): A {
-  if (need <= array.length) return array;
-  const next = make(Math.max(need, array.length * 2));
-  next.set(array);
-  return next;
-}
-
 export class PodCache {
   private readonly freeSlots: number[] = [];
   private slots = 0;
   private count = 0;
   /** When each slot was last stored (orders slots sharing an IP or a drain id: oldest first). */
-  private order = new Float64Array(1024);
+  private readonly order = new PagedColumn((n) => new Float64Array(n));
   private stored = 0;
-  private readonly uids: Array<string | undefined> = [];
+  private readonly uids = new IdColumn();
   private readonly names: Array<string | undefined> = [];
-  private readonly drainIds: Array<string | undefined> = [];
-  private ns = new Int32Array(1024);
-  private node = new Int32Array(1024);
-  private drain = new Int32Array(1024);
-  private ip4 = new Int32Array(1024);
-  private flags = new Uint8Array(1024);
-  private goneAt = new Float64Array(1024);
+  private readonly drainIds = new IdColumn();
+  private readonly ns = new PagedColumn((n) => new Int32Array(n));
+  private readonly node = new PagedColumn((n) => new Int32Array(n));
+  private readonly drain = new PagedColumn((n) => new Int32Array(n));
+  private readonly ip4 = new PagedColumn((n) => new Int32Array(n));
+  private readonly flags = new PagedColumn((n) => new Uint8Array(n));
+  private readonly goneAt = new PagedColumn((n) => new Float64Array(n));
   private readonly otherIps = new Map<number, string[]>();
   private readonly namespaces = new Interner<string>((k) => k);
   private readonly nodes = new Interner<string>((k) => k);
   private readonly drains = new Interner<DrainRequest>((k) => parseDrainRequest(Object.fromEntries(JSON.parse(k) as Array<[string, string]>)));
-  private readonly slotOf = new SlotTable<string>({ hash: hashString, keyAt: (slot) => this.uids[slot] as string, orderOf: (slot) => this.order[slot] as number });
-  private readonly byDrainId = new SlotTable<string>({ hash: hashString, keyAt: (slot) => this.drainIds[slot] as string, orderOf: (slot) => this.order[slot] as number });
+  private readonly slotOf = new SlotTable<string>({ hash: hashId, hashAt: (slot) => this.uids.hashAt(slot), matches: (slot, uid) => this.uids.matches(slot, uid), orderOf: (slot) => this.order.get(slot) });
+  private readonly byDrainId = new SlotTable<string>({ hash: hashId, hashAt: (slot) => this.drainIds.hashAt(slot), matches: (slot, id) => this.drainIds.matches(slot, id), orderOf: (slot) => this.order.get(slot) });
   /** Pods with exactly one IPv4 address (ONE_IPV4), by it. */
-  private readonly byIp4 = new SlotTable<number>({ hash: hashInt, keyAt: (slot) => this.ip4[slot] as number, orderOf: (slot) => this.order[slot] as number });
+  private readonly byIp4 = new SlotTable<number>({ hash: hashInt, hashAt: (slot) => hashInt(this.ip4.get(slot)), matches: (slot, ip) => this.ip4.get(slot) === ip, orderOf: (slot) => this.order.get(slot) });
   /** Every IP of the other pods (IPv6, several IPs, non-canonical text), as written. */
   private readonly byIpOther = new MultiIndex<string>();
   private readonly optOuts = new Set<number>();
@@ -113,14 +110,13 @@ export class PodCache {
   /** Uids of the pods that opted out of flow pinning. */
   flowPinningOptOuts(): Set<string> {
     const out = new Set<string>();
-    for (const slot of this.optOuts) out.add(this.uids[slot] as string);
+    for (const slot of this.optOuts) out.add(this.uids.get(slot) as string);
     return out;
   }
 
   *knownUids(): IterableIterator<string> {
     for (let slot = 0; slot < this.slots; slot++) {
-      const uid = this.uids[slot];
-      if (uid !== undefined) yield uid;
+      if (this.names[slot] !== undefined) yield this.uids.get(slot) as string;
     }
   }
 
@@ -134,16 +130,16 @@ export class PodCache {
     const slot = this.freeSlots.pop() ?? this.slots++;
     this.ensure(slot + 1);
     const annotations = pod.metadata?.annotations ?? {};
-    this.order[slot] = this.stored++;
-    this.uids[slot] = view.uid;
+    this.order.set(slot, this.stored++);
+    this.uids.set(slot, view.uid);
     this.slotOf.add(view.uid, slot);
     this.count += 1;
     this.names[slot] = pod.metadata?.name ?? '';
-    this.ns[slot] = this.namespaces.acquire(pod.metadata?.namespace ?? '');
+    this.ns.set(slot, this.namespaces.acquire(pod.metadata?.namespace ?? ''));
     let flags = 0;
     if (view.nodeName !== undefined) {
       flags |= HAS_NODE;
-      this.node[slot] = this.nodes.acquire(view.nodeName);
+      this.node.set(slot, this.nodes.acquire(view.nodeName));
     }
     if (view.ready) flags |= READY;
     if (view.terminal) flags |= TERMINAL;
@@ -154,18 +150,18 @@ export class PodCache {
     const packed = view.ips.length === 1 ? packIpv4(view.ips[0] as string) : undefined;
     if (packed !== undefined) {
       flags |= ONE_IPV4;
-      this.ip4[slot] = packed;
+      this.ip4.set(slot, packed);
       this.byIp4.add(packed, slot);
     } else {
       this.otherIps.set(slot, view.ips);
       for (const ip of view.ips) this.byIpOther.add(ip, slot);
     }
-    this.flags[slot] = flags;
-    this.goneAt[slot] = view.goneAtMs ?? Number.NaN;
+    this.flags.set(slot, flags);
+    this.goneAt.set(slot, view.goneAtMs ?? Number.NaN);
     if (view.goneAtMs !== undefined) this.deletingCount += 1;
-    this.drain[slot] = this.drains.acquire(drainKey(annotations));
+    this.drain.set(slot, this.drains.acquire(drainKey(annotations)));
     const drainId = annotations[ANNOTATION_DRAIN_ID];
-    this.drainIds[slot] = drainId;
+    this.drainIds.set(slot, drainId);
     if (drainId !== undefined && drainId !== '') this.byDrainId.add(drainId, slot);
     return this.podAt(slot);
   }
@@ -176,25 +172,25 @@ export class PodCache {
     const slot = this.slotOf.first(uid);
     if (slot === undefined) return undefined;
     const gone = this.podAt(slot);
-    const flags = this.flags[slot] as number;
+    const flags = this.flags.get(slot);
     this.slotOf.delete(uid, slot);
     this.count -= 1;
-    this.namespaces.release(this.ns[slot] as number);
-    if ((flags & HAS_NODE) !== 0) this.nodes.release(this.node[slot] as number);
-    this.drains.release(this.drain[slot] as number);
+    this.namespaces.release(this.ns.get(slot));
+    if ((flags & HAS_NODE) !== 0) this.nodes.release(this.node.get(slot));
+    this.drains.release(this.drain.get(slot));
     if ((flags & FLOW_PINNING_OFF) !== 0) this.optOuts.delete(slot);
-    if ((flags & ONE_IPV4) !== 0) this.byIp4.delete(this.ip4[slot] as number, slot);
+    if ((flags & ONE_IPV4) !== 0) this.byIp4.delete(this.ip4.get(slot), slot);
     else {
       for (const ip of this.otherIps.get(slot) ?? []) this.byIpOther.delete(ip, slot);
       this.otherIps.delete(slot);
     }
-    if (!Number.isNaN(this.goneAt[slot])) this.deletingCount -= 1;
-    const drainId = this.drainIds[slot];
+    if (!Number.isNaN(this.goneAt.get(slot))) this.deletingCount -= 1;
+    const drainId = this.drainIds.get(slot);
     if (drainId !== undefined && drainId !== '') this.byDrainId.delete(drainId, slot);
-    this.uids[slot] = undefined;
+    this.uids.set(slot, undefined);
     this.names[slot] = undefined;
-    this.drainIds[slot] = undefined;
-    this.flags[slot] = 0;
+    this.drainIds.set(slot, undefined);
+    this.flags.set(slot, 0);
     this.freeSlots.push(slot);
     return gone;
   }
@@ -219,13 +215,13 @@ export class PodCache {
 
   views(): PodView[] {
     const out: PodView[] = [];
-    for (let slot = 0; slot < this.slots; slot++) if (this.uids[slot] !== undefined) out.push(this.viewAt(slot));
+    for (let slot = 0; slot < this.slots; slot++) if (this.names[slot] !== undefined) out.push(this.viewAt(slot));
     return out;
   }
 
   /** Every stored pod's IPs, without building views. */
   forEachIp(fn: (ip: string) => void): void {
-    for (let slot = 0; slot < this.slots; slot++) if (this.uids[slot] !== undefined) for (const ip of this.ipsAt(slot)) fn(ip);
+    for (let slot = 0; slot < this.slots; slot++) if (this.names[slot] !== undefined) for (const ip of this.ipsAt(slot)) fn(ip);
   }
 
   /**
@@ -236,11 +232,11 @@ export class PodCache {
     const packed = packIpv4(ip);
     const other = this.byIpOther.slots(ip);
     let slots: readonly number[] = packed === undefined ? other : this.byIp4.slots(packed);
-    if (packed !== undefined && other.length > 0) slots = [...slots, ...other].sort((a, b) => (this.order[a] as number) - (this.order[b] as number));
+    if (packed !== undefined && other.length > 0) slots = [...slots, ...other].sort((a, b) => this.order.get(a) - this.order.get(b));
     for (const slot of slots) {
-      if (this.uids[slot] === exceptUid) continue;
-      if (((this.flags[slot] as number) & TERMINAL) !== 0) continue;
-      const goneAt = this.goneAt[slot] as number;
+      if (exceptUid !== undefined && this.uids.matches(slot, exceptUid)) continue;
+      if ((this.flags.get(slot) & TERMINAL) !== 0) continue;
+      const goneAt = this.goneAt.get(slot);
       if (!Number.isNaN(goneAt) && nowMs >= goneAt) continue;
       return this.podAt(slot);
     }
@@ -248,42 +244,42 @@ export class PodCache {
   }
 
   private ensure(need: number): void {
-    this.ns = grow(this.ns, need, (n) => new Int32Array(n));
-    this.node = grow(this.node, need, (n) => new Int32Array(n));
-    this.drain = grow(this.drain, need, (n) => new Int32Array(n));
-    this.ip4 = grow(this.ip4, need, (n) => new Int32Array(n));
-    this.flags = grow(this.flags, need, (n) => new Uint8Array(n));
-    this.goneAt = grow(this.goneAt, need, (n) => new Float64Array(n));
-    this.order = grow(this.order, need, (n) => new Float64Array(n));
+    for (const column of [this.order, this.ns, this.node, this.drain, this.ip4, this.flags, this.goneAt, this.uids, this.drainIds]) column.ensure(need);
+  }
+
+  /** Bytes of the store's typed arrays: columns and index tables (metrics, the bench). */
+  get columnBytes(): number {
+    const columns = [this.order, this.ns, this.node, this.drain, this.ip4, this.flags, this.goneAt, this.uids, this.drainIds].reduce((n, c) => n + c.bytes, 0);
+    return columns + this.slotOf.bytes + this.byDrainId.bytes + this.byIp4.bytes;
   }
 
   private ipsAt(slot: number): string[] {
-    return ((this.flags[slot] as number) & ONE_IPV4) !== 0 ? [unpackIpv4(this.ip4[slot] as number)] : [...(this.otherIps.get(slot) ?? [])];
+    return (this.flags.get(slot) & ONE_IPV4) !== 0 ? [unpackIpv4(this.ip4.get(slot))] : [...(this.otherIps.get(slot) ?? [])];
   }
 
   private viewAt(slot: number): PodView {
-    const flags = this.flags[slot] as number;
-    const goneAt = this.goneAt[slot] as number;
+    const flags = this.flags.get(slot);
+    const goneAt = this.goneAt.get(slot);
     return {
-      uid: this.uids[slot] as string,
-      key: `${this.namespaces.value(this.ns[slot] as number)}/${this.names[slot] ?? ''}`,
-      nodeName: (flags & HAS_NODE) !== 0 ? this.nodes.value(this.node[slot] as number) : undefined,
+      uid: this.uids.get(slot) as string,
+      key: `${this.namespaces.value(this.ns.get(slot))}/${this.names[slot] ?? ''}`,
+      nodeName: (flags & HAS_NODE) !== 0 ? this.nodes.value(this.node.get(slot)) : undefined,
       ips: this.ipsAt(slot),
       ready: (flags & READY) !== 0,
       deleting: !Number.isNaN(goneAt),
       goneAtMs: Number.isNaN(goneAt) ? undefined : goneAt,
       terminal: (flags & TERMINAL) !== 0,
-      drainId: this.drainIds[slot],
+      drainId: this.drainIds.get(slot),
     };
   }
 
   private podAt(slot: number): CachedPod {
     return {
       view: this.viewAt(slot),
-      namespace: this.namespaces.value(this.ns[slot] as number),
+      namespace: this.namespaces.value(this.ns.get(slot)),
       name: this.names[slot] ?? '',
-      drain: this.drains.value(this.drain[slot] as number),
-      flowPinningOff: ((this.flags[slot] as number) & FLOW_PINNING_OFF) !== 0,
+      drain: this.drains.value(this.drain.get(slot)),
+      flowPinningOff: (this.flags.get(slot) & FLOW_PINNING_OFF) !== 0,
     };
   }
 }

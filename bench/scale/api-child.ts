@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { FakeApiServer, type JsonObject } from '../../test/apiserver/server.js';
 import { managedPod, markDeleting, setReady } from '../../test/apiserver/pods.js';
 import { fatPod } from '../agent/fat-pod.js';
-import { AGENT_NODE, podIp, podName, podNamespace, podNode, wallMs } from './cluster.js';
+import { AGENT_NODE, podDrainId, podIp, podName, podNamespace, podNode, podUid, wallMs } from './cluster.js';
 
 const [kubeconfig = '', podsText = '0'] = process.argv.slice(2);
 const PODS = Number(podsText);
@@ -36,7 +36,7 @@ function expand(pod: JsonObject): JsonObject {
 }
 
 function smallPod(i: number, index: number, ready: boolean): JsonObject {
-  return managedPod({ name: podName(i), namespace: podNamespace(index), nodeName: podNode(index, PODS), ips: [podIp(i)], uid: `uid-${i}`, drainId: `drain-${podName(i)}`, ready });
+  return managedPod({ name: podName(i), namespace: podNamespace(index), nodeName: podNode(index, PODS), ips: [podIp(i)], uid: podUid(i), drainId: podDrainId(i), ready });
 }
 
 const api = new FakeApiServer();
@@ -57,7 +57,7 @@ interface Churn {
 /** A preStop call for a local pod being deleted: its answer's status (never 404 for a known pod). */
 function drainCall(port: number, i: number): void {
   const started = wallMs();
-  const req = request({ host: '127.0.0.1', port, path: `/v1/drain/drain-${podName(i)}`, method: 'GET', timeout: 120_000 }, (res) => {
+  const req = request({ host: '127.0.0.1', port, path: `/v1/drain/${podDrainId(i)}`, method: 'GET', timeout: 120_000 }, (res) => {
     let body = '';
     res.setEncoding('utf8');
     res.on('data', (chunk: string) => {

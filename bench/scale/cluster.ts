@@ -20,6 +20,20 @@ export function podNode(i: number, pods: number): string {
   return i % every === 0 ? AGENT_NODE : `node-${1 + (i % (NODES - 1))}`;
 }
 
+const hex = (n: number, width: number): string => (n >>> 0).toString(16).padStart(width, '0').slice(-width);
+
+/** Pod i's uid, in the API server's form (a UUID: 36 characters), as the agent stores real ones. */
+export function podUid(i: number): string {
+  const mix = Math.imul(i + 1, 0x9e3779b1);
+  return `${hex(mix, 8)}-${hex(i >>> 16, 4)}-4${hex(i >>> 4, 3)}-8${hex(mix >>> 12, 3)}-${hex(i, 4)}${hex(Math.imul(mix, 31), 8)}`;
+}
+
+/** Pod i's drain id, in the webhook's form (32 hex digits). */
+export function podDrainId(i: number): string {
+  const mix = Math.imul(i + 7, 0x85ebca6b);
+  return `${hex(mix, 8)}${hex(i, 8)}${hex(Math.imul(mix, 13), 8)}${hex(mix ^ i, 8)}`;
+}
+
 export function podNamespace(i: number): string {
   return `ns-${i % 200}`;
 }

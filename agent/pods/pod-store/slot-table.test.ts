@@ -8,7 +8,7 @@ test('slot table: answers as a Map of key -> slots (insertion order) over random
     const keyOf: Array<string | undefined> = [];
     const order: number[] = [];
     let seq = 0;
-    const table = new SlotTable<string>({ hash: hashString, keyAt: (s) => keyOf[s] as string, orderOf: (s) => order[s] as number });
+    const table = new SlotTable<string>({ hash: hashString, hashAt: (s) => hashString(keyOf[s] as string), matches: (s, k) => keyOf[s] === k, orderOf: (s) => order[s] as number });
     const ref = new Map<string, number[]>();
     for (const [add, slot, key] of ops) {
       const held = keyOf[slot];
@@ -34,7 +34,7 @@ test('slot table: answers as a Map of key -> slots (insertion order) over random
 
 test('slot table: 150,000 unique keys take ~1 MB; after they go, churn rebuilds it small (tombstones do not pile up)', () => {
   const keys: Array<string | undefined> = [];
-  const table = new SlotTable<string>({ hash: hashString, keyAt: (s) => keys[s] as string, orderOf: (s) => s });
+  const table = new SlotTable<string>({ hash: hashString, hashAt: (s) => hashString(keys[s] as string), matches: (s, k) => keys[s] === k, orderOf: (s) => s });
   for (let i = 0; i < 150_000; i++) {
     keys[i] = `0f8e9c1a-${i}-4b6d-9a51-7c2e3f4d5b6a`;
     table.add(keys[i] as string, i);

@@ -2,8 +2,9 @@
  * key -> the store slots holding it, as one open-addressing hash table in an Int32Array
  * (linear probing): 4 bytes a position at a load of at most 0.7, against ~48 bytes an entry
  * for a JS Map at 150,000 keys (its table is also one more large array the garbage collector
- * walks). The keys themselves are not stored: the table keeps slots, and `keyAt(slot)` says
- * what key a slot holds now, so a probe compares keys through the store's own columns.
+ * walks). The keys themselves are not stored: the table keeps slots, `matches(slot, key)`
+ * says whether a slot holds a key now, so a probe compares keys through the store's own
+ * columns (packed ones too: id-column.ts), and `hashAt(slot)` rehashes from them.
  *
  * A key may be held by several slots (an IP reused while the old pod is still known, a
  * duplicated drain id): each is its own entry. `slots(key)` lists them in the order given by
@@ -14,11 +15,14 @@
 const EMPTY = 0;
 const TOMBSTONE = -1;
 const MAX_LOAD = 0.7;
+const REBUILT_LOAD = 0.6;
 
 export interface SlotTableKeys<K> {
   hash(key: K): number;
-  /** The key slot `slot` holds now (compared with ===). */
-  keyAt(slot: number): K;
+  /** `hash` of the key slot `slot` holds now. */
+  hashAt(slot: number): number;
+  /** Whether slot `slot` holds `key` now. */
+  matches(slot: number, key: K): boolean;
   /** The order slots were added in (smaller first). */
   orderOf(slot: number): number;
 }
@@ -54,7 +58,7 @@ export class SlotTable<K> {
     return this.table.byteLength;
   }
 
-  /** Adds `slot` under `key` (which `keyAt(slot)` must already return). */
+  /** Adds `slot` under `key` (which the slot must already hold). */
   add(key: K, slot: number): void {
     if ((this.live + this.tombstones + 1) > this.table.length * MAX_LOAD) this.rebuild(this.live + 1);
     this.place(this.keys.hash(key), slot);
@@ -82,7 +86,7 @@ export class SlotTable<K> {
     for (let i = this.keys.hash(key) & this.mask; ; i = (i + 1) & this.mask) {
       const at = this.table[i] as number;
       if (at === EMPTY) break;
-      if (at !== TOMBSTONE && this.keys.keyAt(at - 1) === key) out.push(at - 1);
+      if (at !== TOMBSTONE && this.keys.matches(at - 1, key)) out.push(at - 1);
     }
     if (out.length > 1) out.sort((a, b) => this.keys.orderOf(a) - this.keys.orderOf(b));
     return out;
@@ -93,7 +97,7 @@ export class SlotTable<K> {
     for (let i = this.keys.hash(key) & this.mask; ; i = (i + 1) & this.mask) {
       const at = this.table[i] as number;
       if (at === EMPTY) return undefined;
-      if (at !== TOMBSTONE && this.keys.keyAt(at - 1) === key) return at - 1;
+      if (at !== TOMBSTONE && this.keys.matches(at - 1, key)) return at - 1;
     }
   }
 
@@ -103,14 +107,17 @@ export class SlotTable<K> {
     this.table[i] = slot + 1;
   }
 
-  /** A table sized for `need` live entries at half the load limit, without tombstones. */
+  /**
+   * A table for `need` live entries, without tombstones, at a load of at most REBUILT_LOAD:
+   * a table full of live entries doubles; one full of tombstones is rebuilt at its size.
+   */
   private rebuild(need: number): void {
     let size = 16;
-    while (size * MAX_LOAD < need * 2) size *= 2;
+    while (size * REBUILT_LOAD < need) size *= 2;
     const old = this.table;
     this.table = new Int32Array(size);
     this.mask = size - 1;
     this.tombstones = 0;
-    for (const at of old) if (at > 0) this.place(this.keys.hash(this.keys.keyAt(at - 1)), at - 1);
+    for (const at of old) if (at > 0) this.place(this.keys.hashAt(at - 1), at - 1);
   }
 }
