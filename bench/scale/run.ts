@@ -14,6 +14,10 @@
  * - lost work: drains never held, gone pods never flushed, preStop calls answered 404.
  *
  *   node --import tsx bench/scale/run.ts [--pods 10000,150000] [--rollout 10000] [--rate 200]
+ *     [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
+ *
+ * The agent child runs with the DaemonSet's NODE_OPTIONS and MALLOC_* variables unless told
+ * otherwise. Pods carry uids and drain ids of the real forms (a UUID, 32 hex digits).
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -35,14 +39,21 @@ const RATE = Number(arg('rate', '200'));
 const FLIP_EVERY = 5;
 /** `--cpu-prof DIR`: the agent child writes a V8 CPU profile there (profiling). */
 const CPU_PROF = args.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
-/** The agent container's NODE_OPTIONS in the DaemonSet (the V8 flags the manifests ship). */
-function shippedNodeOptions(): string {
+/** The agent container's env in the DaemonSet (NODE_OPTIONS: the V8 flags; MALLOC_*: glibc's allocator) with literal values. */
+function shippedAgentEnv(): Map<string, string> {
   const docs = parseAllDocuments(readFileSync(join(REPO, 'manifests/base/agent/daemonset.yaml'), 'utf8')).map((d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Array<{ name: string; env?: Array<{ name: string; value?: string }> }> } } } });
   const agent = docs.find((d) => d.kind === 'DaemonSet')?.spec?.template?.spec?.containers?.find((c) => c.name === 'agent');
-  return agent?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+  return new Map((agent?.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
 }
+const SHIPPED_ENV = shippedAgentEnv();
 /** `--node-flags "..."`: node/V8 flags for the agent child (space-separated); by default the ones the manifests ship. */
-const NODE_FLAGS = (args.includes('--node-flags') ? arg('node-flags', '') : shippedNodeOptions()).split(' ').filter((f) => f !== '');
+const NODE_FLAGS = (args.includes('--node-flags') ? arg('node-flags', '') : (SHIPPED_ENV.get('NODE_OPTIONS') ?? '')).split(' ').filter((f) => f !== '');
+/** `--malloc "NAME=V ..."`: glibc allocator settings for the agent child; by default the manifests' MALLOC_* variables. */
+const MALLOC_ENV = Object.fromEntries(
+  args.includes('--malloc')
+    ? arg('malloc', '').split(' ').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])
+    : [...SHIPPED_ENV].filter(([name]) => name.startsWith('MALLOC_')),
+);
 /** `--heap-dir DIR`: the agent child writes heap snapshots there after the list and after the churn (profiling). */
 const HEAP_DIR = args.includes('--heap-dir') ? arg('heap-dir', '') : undefined;
 /** `--churn-prof DIR`: a CPU profile and a sampling profile of every allocation (kept or collected) of the agent during the churn, written there (profiling). */
@@ -150,7 +161,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
   try {
     await api.waitFor('ready', 600_000);
     const flips = Math.ceil(ROLLOUT / FLIP_EVERY);
-    agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips))], { cwd: REPO }));
+    agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips))], { cwd: REPO, env: { ...process.env, ...MALLOC_ENV } }));
     const pid = agent.proc.pid ?? 0;
     const ports = await agent.waitFor('ports', 60_000);
     const baselineMb = procStatus(pid, 'VmRSS');
@@ -219,7 +230,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
 const dir = mkdtempSync(join(tmpdir(), 'cd-bench-scale-'));
 try {
   const main = buildDist();
-  console.log(`bench/scale: node ${process.version}${NODE_FLAGS.length > 0 ? ` (agent: ${NODE_FLAGS.join(' ')})` : ''}, rollout ${ROLLOUT} pods at ${RATE} pod events/s, grace ${GRACE_S} s, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(`bench/scale: node ${process.version}${NODE_FLAGS.length > 0 ? ` (agent: ${NODE_FLAGS.join(' ')})` : ''}${Object.keys(MALLOC_ENV).length > 0 ? ` (${Object.entries(MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})` : ''}, rollout ${ROLLOUT} pods at ${RATE} pod events/s, grace ${GRACE_S} s, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const results: Result[] = [];
   for (const pods of SIZES) {
     const r = await runOne(pods, dir, main);
