@@ -2,7 +2,8 @@
  * Child of bench/scale/run.ts, run compiled with plain node (as the image runs the agent):
  * the real Agent against the API stand-in, with the in-memory IPVS and conntrack stand-ins
  * (native/lib/memory-*.ts). The IPVS table has `argv[5]` real servers (the pods the churn
- * drains) over 2,000 services. Prints JSON lines: `ports`, `ready` (with the time), then one
+ * drains) over 2,000 services; in a soak (`argv[6]` = PODS:PLACES) also the servers of the
+ * second IP bank. Prints JSON lines: `ports`, `ready` (with the time), then one
  * line when a pod IP's last held server reaches weight 0 (`weight0`) and for each conntrack
  * flush (`flush`, its addresses). Stops (writing its state file) when stdin closes.
  */
@@ -21,7 +22,7 @@ import { loadAgentConfig } from '../../src/config/agent.js';
 import { memoryNetlink } from '../agent/stand-ins.js';
 import { AGENT_NODE, podIp, serviceAddress, wallMs } from './cluster.js';
 
-const [kubeconfig = '', stateFile = '', heldText = '0'] = process.argv.slice(2);
+const [kubeconfig = '', stateFile = '', heldText = '0', soakBank = ''] = process.argv.slice(2);
 const say = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 
 const ipvs = new MemoryIpvs();
@@ -33,6 +34,11 @@ for (let i = 0; i < Number(heldText); i++) {
     await ipvs.addService({ key, scheduler: 'mh' });
   }
   await ipvs.addDestination(key, { address: podIp(i), port: 8080, weight: 1 });
+}
+// A soak (`PODS:PLACES`) also drains the pods of IP bank 2 (podIp(PODS + place)): their servers, in the same services.
+if (soakBank !== '') {
+  const [offset = 0, places = 0] = soakBank.split(':').map(Number);
+  for (let p = 0; p < places; p++) await ipvs.addDestination({ family: 4, protocol: 'tcp', address: serviceAddress(p), port: 80 }, { address: podIp(offset + p), port: 8080, weight: 1 });
 }
 const ct = new MemoryConntrack();
 const netlink = memoryNetlink(ct, ipvs);

@@ -35,8 +35,9 @@ function expand(pod: JsonObject): JsonObject {
   return fat;
 }
 
-function smallPod(i: number, index: number, ready: boolean): JsonObject {
-  return managedPod({ name: podName(i), namespace: podNamespace(index), nodeName: podNode(index, PODS), ips: [podIp(i)], uid: podUid(i), drainId: podDrainId(i), ready });
+/** Pod i at place `index` (its namespace and node): IP `ip`, by default podIp(i). */
+function smallPod(i: number, index: number, ready: boolean, ip = podIp(i)): JsonObject {
+  return managedPod({ name: podName(i), namespace: podNamespace(index), nodeName: podNode(index, PODS), ips: [ip], uid: podUid(i), drainId: podDrainId(i), ready });
 }
 
 const api = new FakeApiServer();
@@ -49,6 +50,8 @@ say({ ev: 'ready', pods: PODS });
 interface Churn {
   rate: number;
   rollout: number;
+  /** Soak: replace the first `rollout` places over and over, for this long. */
+  soakSeconds?: number;
   flipEvery: number;
   graceSeconds: number;
   drainPort: number;
@@ -73,12 +76,15 @@ function drainCall(port: number, i: number): void {
  * The rollout: each replacement is four pod events (the new pod ADDED unready, then Ready;
  * the old one deleting, then DELETED after its grace), one in `flipEvery` steps also flips a
  * pod not in the rollout unready and (2 s later) Ready again; `rate` events a second.
+ *
+ * A soak (`soakSeconds`) replaces the first `rollout` places again and again until its time
+ * is up: generation g of place p is pod p + g * PODS (its own name, uid and drain id), with
+ * the IP of bank g % 2 (podIp(p) or podIp(PODS + p)), as a node's CIDR hands IPs out again.
  */
 async function churn(c: Churn): Promise<void> {
   const queue: Array<() => void> = [];
   const started = wallMs();
   let events = 0;
-  let nextFlip = c.rollout;
   let timers = 0;
   const at = (delayMs: number, fn: () => void): void => {
     timers += 1;
@@ -87,24 +93,37 @@ async function churn(c: Churn): Promise<void> {
       queue.unshift(fn); // due now: ahead of the rollout's next steps (a DELETED comes at the end of its grace)
     }, delayMs);
   };
-  for (let k = 0; k < c.rollout; k++) {
-    const oldI = k;
-    const newI = PODS + k;
-    queue.push(() => api.putPod(smallPod(newI, oldI, false)));
-    queue.push(() => api.modifyPod(podNamespace(oldI), podName(newI), (p) => setReady(p, true)));
+  const ipOf = (place: number, generation: number): string => podIp(place + (generation % 2) * PODS);
+  const generations = new Int32Array(c.rollout);
+  // The places flipped: those after the rollout's, as many as one pass of the rollout flips (the agent's IPVS holds servers for them).
+  const flipPlaces = Math.max(1, Math.min(PODS - c.rollout, Math.ceil(c.rollout / c.flipEvery)));
+  let flips = 0;
+  let k = 0;
+  /** Queues the next replacement's steps; false when the churn has none left. */
+  const queueNext = (): boolean => {
+    if (c.soakSeconds === undefined ? k >= c.rollout : wallMs() - started >= c.soakSeconds * 1000) return false;
+    const place = k % c.rollout;
+    const gen = generations[place] as number;
+    generations[place] = gen + 1;
+    const oldI = place + gen * PODS;
+    const newI = place + (gen + 1) * PODS;
+    const oldIp = ipOf(place, gen);
+    const local = podNode(place, PODS) === AGENT_NODE;
+    queue.push(() => api.putPod(smallPod(newI, place, false, ipOf(place, gen + 1))));
+    queue.push(() => api.modifyPod(podNamespace(place), podName(newI), (p) => setReady(p, true)));
     queue.push(() => {
       const t = wallMs(); // before the write: the agent may see the event before this process runs again
-      api.modifyPod(podNamespace(oldI), podName(oldI), (p) => markDeleting(p, c.graceSeconds));
-      say({ ev: 'drain', ip: podIp(oldI), t, local: podNode(oldI, PODS) === AGENT_NODE });
-      if (podNode(oldI, PODS) === AGENT_NODE) drainCall(c.drainPort, oldI);
+      api.modifyPod(podNamespace(place), podName(oldI), (p) => markDeleting(p, c.graceSeconds));
+      say({ ev: 'drain', ip: oldIp, t, local });
+      if (local) drainCall(c.drainPort, oldI);
       at(c.graceSeconds * 1000, () => {
         const gt = wallMs();
-        api.deletePod(podNamespace(oldI), podName(oldI));
-        say({ ev: 'gone', ip: podIp(oldI), t: gt, local: podNode(oldI, PODS) === AGENT_NODE });
+        api.deletePod(podNamespace(place), podName(oldI));
+        say({ ev: 'gone', ip: oldIp, t: gt, local });
       });
     });
-    if (k % c.flipEvery === 0 && nextFlip < PODS) {
-      const f = nextFlip++;
+    if (k % c.flipEvery === 0 && (c.soakSeconds !== undefined || c.rollout + flips < PODS)) {
+      const f = c.rollout + (flips++ % flipPlaces);
       queue.push(() => {
         const t = wallMs();
         api.modifyPod(podNamespace(f), podName(f), (p) => setReady(p, false));
@@ -112,20 +131,25 @@ async function churn(c: Churn): Promise<void> {
         at(2000, () => api.modifyPod(podNamespace(f), podName(f), (p) => setReady(p, true)));
       });
     }
-  }
+    k += 1;
+    return true;
+  };
+  let more = true;
   // Paced: at each tick, the events due by now (rate per second), so timer jitter does not change the rate.
   await new Promise<void>((resolve) => {
     const tick = setInterval(() => {
       const due = Math.floor(((wallMs() - started) / 1000) * c.rate);
-      while (events < due && queue.length > 0) {
+      while (events < due) {
+        if (queue.length === 0 && more) more = queueNext();
         const next = queue.shift();
-        next?.();
+        if (next === undefined) break;
+        next();
         events += 1;
       }
-      if (queue.length === 0 && timers === 0) {
+      if (!more && queue.length === 0 && timers === 0) {
         clearInterval(tick);
         resolve();
-      }
+      } else if (queue.length === 0 && more) more = queueNext();
     }, 2);
   });
   say({ ev: 'churn-done', events, seconds: (wallMs() - started) / 1000, listStats: api.listStats });

@@ -14,7 +14,11 @@
  * - lost work: drains never held, gone pods never flushed, preStop calls answered 404.
  *
  *   node --import tsx bench/scale/run.ts [--pods 10000,150000] [--rollout 10000] [--rate 200]
- *     [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
+ *     [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."] [--soak MINUTES]
+ *
+ * `--soak`: the rollout's pods are replaced again and again for MINUTES (generation g of a
+ * place reuses the IPs of generation g - 2, as a node hands IPs out again), the agent's RSS
+ * and V8 heap are sampled every 30 s, and the slope over the second half is printed.
  *
  * The agent child runs with the DaemonSet's NODE_OPTIONS and MALLOC_* variables unless told
  * otherwise. Pods carry uids and drain ids of the real forms (a UUID, 32 hex digits).
@@ -58,6 +62,10 @@ const MALLOC_ENV = Object.fromEntries(
 const HEAP_DIR = args.includes('--heap-dir') ? arg('heap-dir', '') : undefined;
 /** `--churn-prof DIR`: a CPU profile and a sampling profile of every allocation (kept or collected) of the agent during the churn, written there (profiling). */
 const PROF_DIR = args.includes('--churn-prof') ? arg('churn-prof', '') : undefined;
+/** `--soak MINUTES`: instead of one rollout, replace the rollout's pods again and again for this long, sampling the agent's memory. */
+const SOAK_MIN = args.includes('--soak') ? Number(arg('soak', '60')) : undefined;
+/** Seconds between the soak's memory samples. */
+const SAMPLE_S = 30;
 const GRACE_S = 1;
 
 type Line = Record<string, unknown> & { ev: string };
@@ -120,7 +128,16 @@ function buildDist(): string {
   return main;
 }
 
+interface Sample {
+  /** Seconds into the churn. */
+  s: number;
+  rssMb: number;
+  hwmMb: number;
+  heapUsedMb?: number;
+}
+
 interface Result {
+  samples: Sample[];
   pods: number;
   firstListS: number;
   firstListPeakMb: number;
@@ -161,7 +178,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
   try {
     await api.waitFor('ready', 600_000);
     const flips = Math.ceil(ROLLOUT / FLIP_EVERY);
-    agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips))], { cwd: REPO, env: { ...process.env, ...MALLOC_ENV } }));
+    agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips)), ...(SOAK_MIN === undefined ? [] : [`${pods}:${Math.min(ROLLOUT, pods - flips)}`])], { cwd: REPO, env: { ...process.env, ...MALLOC_ENV } }));
     const pid = agent.proc.pid ?? 0;
     const ports = await agent.waitFor('ports', 60_000);
     const baselineMb = procStatus(pid, 'VmRSS');
@@ -176,8 +193,15 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     const t0 = wallMs();
     agent.send({ cmd: 'loop-start' });
     if (PROF_DIR !== undefined) agent.send({ cmd: 'prof-start' });
-    api.send({ cmd: 'churn', rate: RATE, rollout: Math.min(ROLLOUT, pods - flips), flipEvery: FLIP_EVERY, graceSeconds: GRACE_S, drainPort: ports.drainPort });
-    const done = await api.waitFor('churn-done', 3_600_000);
+    api.send({ cmd: 'churn', rate: RATE, rollout: Math.min(ROLLOUT, pods - flips), flipEvery: FLIP_EVERY, graceSeconds: GRACE_S, drainPort: ports.drainPort, ...(SOAK_MIN === undefined ? {} : { soakSeconds: SOAK_MIN * 60 }) });
+    const samples: Sample[] = [];
+    const sampler = setInterval(() => {
+      agent?.send({ cmd: 'heap' });
+      samples.push({ s: (wallMs() - t0) / 1000, rssMb: procStatus(pid, 'VmRSS'), hwmMb: procStatus(pid, 'VmHWM') });
+    }, SAMPLE_S * 1000);
+    const done = await api.waitFor('churn-done', 3_600_000 + (SOAK_MIN ?? 0) * 60_000).finally(() => clearInterval(sampler));
+    const heaps = agent.lines.filter((l) => l.ev === 'heap').slice(-samples.length);
+    samples.forEach((sample, n) => (sample.heapUsedMb = heaps[n]?.used as number | undefined));
     agent.send({ cmd: 'loop-stop' });
     if (PROF_DIR !== undefined) {
       agent.send({ cmd: 'prof-stop', path: join(PROF_DIR, `agent-${pods}-churn`) });
@@ -220,11 +244,22 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     for (const l of api.lines) if (l.ev === 'call') calls[String(l.status)] = (calls[String(l.status)] ?? 0) + 1;
     if (notHeldIps.length > 0) console.log(`  ${pods} pods: drains not held (first 20): ${notHeldIps.join('; ')}`);
     for (const l of api.lines) if (l.ev === 'call' && l.status !== 200) console.log(`  ${pods} pods: preStop call ${JSON.stringify(l)}`);
-    return { pods, firstListS, firstListPeakMb, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats, loop, heapAfterList, heapAfterChurn };
+    return { samples, pods, firstListS, firstListPeakMb, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats, loop, heapAfterList, heapAfterChurn };
   } finally {
     await agent?.end();
     await api.end();
   }
+}
+
+/** Least-squares slope of y over x. */
+function slope(points: Array<[number, number]>): number {
+  const n = points.length;
+  if (n < 2) return Number.NaN;
+  const mx = points.reduce((a, [x]) => a + x, 0) / n;
+  const my = points.reduce((a, [, y]) => a + y, 0) / n;
+  const sxy = points.reduce((a, [x, y]) => a + (x - mx) * (y - my), 0);
+  const sxx = points.reduce((a, [x]) => a + (x - mx) ** 2, 0);
+  return sxy / sxx;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'cd-bench-scale-'));
@@ -258,6 +293,12 @@ try {
   row('lost: drains not held, gone not flushed', (r) => `${r.notHeld}, ${r.notFlushed}`);
   row('preStop calls by answer status', (r) => Object.entries(r.calls).map(([k, v]) => `${k}:${v}`).join(' '));
   row('lists served: from cache / quorum', (r) => { const s = r.listStats as { fromCache: number; quorum: number }; return `${s.fromCache} / ${s.quorum}`; });
+  for (const r of results.filter(() => SOAK_MIN !== undefined)) {
+    console.log(`soak, ${r.pods} pods: memory every ${SAMPLE_S} s (minutes: RSS / V8 heap used, MB)`);
+    console.log(r.samples.map((x) => `${(x.s / 60).toFixed(1)}: ${x.rssMb.toFixed(1)} / ${x.heapUsedMb?.toFixed(1) ?? '-'}`).join('; '));
+    const second = r.samples.filter((x) => x.s >= r.churnS / 2);
+    console.log(`  RSS slope over the second half, MB/hour: ${(slope(second.map((x) => [x.s, x.rssMb])) * 3600).toFixed(2)}; V8 heap used: ${(slope(second.filter((x) => x.heapUsedMb !== undefined).map((x) => [x.s, x.heapUsedMb as number])) * 3600).toFixed(2)}`);
+  }
   console.log(`load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
