@@ -6,7 +6,10 @@
 //      splitting, so `conndrain --help` reads dist/cli/main.js and one shared chunk, and each
 //      command's module and implementation is a chunk of its own, loaded when it runs
 //      (cli/lazy-command.ts). commander is bundled; the other packages stay in node_modules
-//      (netlink-native loads its addon from its package; pino starts workers from its files).
+//      (netlink-native loads its addon from its package; pino starts workers from its files);
+//   3. writes the table of help and version answers beside the bundle (scripts/fast-answers.mjs:
+//      dist/cli/<entry>.answers.json), which the launcher bin/conndrain.cjs prints from without
+//      loading the bundle.
 // Runs after native/scripts/build.mjs, which compiles netlink-native's lib/ -> native/dist that
 // the type-check reads. Skipped, with a line saying why, where there is nothing to build: a
 // layer of an image that copied only the package files (the images run `npm run build`
@@ -19,6 +22,7 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { writeFastAnswers } from './fast-answers.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: flags } = parseArgs({
@@ -89,10 +93,19 @@ try {
   console.error('conndrain: esbuild could not bundle the CLI');
   process.exit(1);
 }
+let answers;
+try {
+  const external = Object.keys(dependencies).filter((name) => !BUNDLED.has(name));
+  answers = await writeFastAnswers({ esbuild, root, dir: staging, external, banner: REQUIRE_BANNER });
+} catch (error) {
+  rmSync(staging, { recursive: true, force: true });
+  console.error(`conndrain: could not write the help answers: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
 rmSync(outdir, { recursive: true, force: true });
 renameSync(staging, outdir);
 // What tsc emitted here before the CLI was bundled (dist/src, dist/webhook, ...): never run again.
 if (outdir === join(root, 'dist', 'cli')) {
   for (const former of ['src', 'kube', 'webhook', 'agent']) rmSync(join(root, 'dist', former), { recursive: true, force: true });
 }
-console.log(`conndrain: CLI built into ${outdir}`);
+console.log(`conndrain: CLI built into ${outdir} (help and version answers: main ${answers.main}, kubectl-main ${answers['kubectl-main']})`);
