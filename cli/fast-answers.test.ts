@@ -10,6 +10,7 @@
  *   the internal modules it loaded (process.moduleLoadList) is that of an empty CommonJS
  *   script, and require.cache holds the launcher's two files;
  * - a stale table (the entry point rebuilt) or none is not used: the CLI answers;
+ * - a reader that went away ends the answer quietly, exit 0 (as cli/closed-pipe.ts does);
  * - other requests go through the CLI: usage errors still one line and exit 2.
  */
 import assert from 'node:assert/strict';
@@ -153,6 +154,21 @@ describe('the launcher\'s fast path (help and version from the build\'s table)',
     const help = await node([join(tree, 'bin/kubectl-conndrain.cjs'), '--help']);
     assert.equal(help.status, 0, help.stderr);
     assert.equal(help.stdout, tableOf(TREE, 'kubectl-main').answers['--help']);
+  });
+
+  it('into a reader that is already gone (`conndrain --help | true`): exit 0, nothing on stderr', async () => {
+    for (const argv of [['--help'], ['--version']]) {
+      const run = await new Promise<{ status: number | null; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [join(TREE, 'bin/conndrain.cjs'), ...argv], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+        child.stdout.destroy();
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+        child.on('error', reject);
+        child.on('close', (status) => resolve({ status, stderr }));
+      });
+      assert.equal(run.stderr, '', argv.join(' '));
+      assert.equal(run.status, 0, argv.join(' '));
+    }
   });
 
   it('everything else goes through the CLI: a usage error is one line, exit 2', async () => {
