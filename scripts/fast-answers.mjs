@@ -2,32 +2,39 @@
 // dist/cli/<entry>.answers.json for each entry point, read by the launcher
 // (bin/fast-answers.cjs), which prints an answer from it without loading the bundle or
 // commander. Written from the built bundle itself, so it cannot drift from the program:
-//   1. the help and version requests of each command tree (cli/help-requests.ts), listed by a
-//      throw-away bundle of that module and the two programs;
-//   2. the compiled entry point run with each request (plain node, stdout a pipe), keeping what
-//      exits 0 with nothing on stderr: a request that fails here (`ipvs list --help` where
-//      netlink-native cannot load, as in the webhook image's build) stays out of the table and
-//      goes through commander;
+//   1. the help and version requests of each command tree (cli/help-requests.ts);
+//   2. the compiled entry point run with each request (scripts/run-help-requests.mjs: plain
+//      node, stdout a pipe), keeping what exits 0 with nothing on stderr: a request that fails
+//      here (`ipvs list --help` where netlink-native cannot load, as in the webhook image's
+//      build) stays out of the table and goes through commander;
 //   3. the entry point's own text recorded with the answers: esbuild names each chunk after a
 //      hash of its content and of the chunks it imports, so the entry point's text pins every
 //      chunk its help can load; the launcher uses the table only while that text is unchanged.
+// Steps 1 and 2 run in one throw-away program, bundled here and run as a process of its own
+// with no NODE_OPTIONS (a test runner's, such as --conditions, would change what loads).
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
-/** cli/help-requests.ts applied to both programs, as a script that prints them as JSON. */
-const LISTER = `
+/** Prints, as JSON, each entry point's requests and the compiled entry point's run of each. */
+const PROGRAM = (dir) => `
 import { listHelpRequests } from './cli/help-requests.ts';
 import { buildProgram } from './cli/program.ts';
 import { buildPluginProgram } from './cli/kubectl-plugin.ts';
-process.stdout.write(JSON.stringify({ main: await listHelpRequests(buildProgram()), 'kubectl-main': await listHelpRequests(buildPluginProgram()) }));
+import { runHelpRequests } from './scripts/run-help-requests.mjs';
+const programs = { main: buildProgram(), 'kubectl-main': buildPluginProgram() };
+const out = {};
+for (const [entry, program] of Object.entries(programs)) {
+  const requests = await listHelpRequests(program);
+  out[entry] = { requests, runs: await runHelpRequests(${JSON.stringify(dir)} + '/' + entry + '.js', requests) };
+}
+process.stdout.write(JSON.stringify(out));
 `;
 
-/** What a run of `node <args>` printed and how it ended. */
-function run(args, cwd) {
+/** Runs `node <file>` with no NODE_OPTIONS; resolves with its exit status, stdout and stderr. */
+function runNode(file, cwd) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+    const child = spawn(process.execPath, [file], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
     const out = [];
     const err = [];
     child.stdout.on('data', (chunk) => out.push(chunk));
@@ -37,28 +44,14 @@ function run(args, cwd) {
   });
 }
 
-/** Runs `jobs` (functions returning promises) `width` at a time; their results in order. */
-async function runAll(jobs, width) {
-  const results = new Array(jobs.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length) {
-      const index = next++;
-      results[index] = await jobs[index]();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, jobs.length) }, worker));
-  return results;
-}
-
-/** The requests of each entry point, from a bundle of cli/help-requests.ts written beside `dir` and removed after. */
-async function listRequests({ esbuild, root, dir, external, banner }) {
-  const lister = `${dir}.requests.mjs`;
+/** Each entry point's requests and runs, from the throw-away program (written beside `dir`, removed after). */
+async function runRequests({ esbuild, root, dir, external, banner }) {
+  const program = `${dir}.answers.mjs`;
   try {
     await esbuild.build({
       absWorkingDir: root,
-      stdin: { contents: LISTER, resolveDir: root, sourcefile: 'help-requests-lister.ts', loader: 'ts' },
-      outfile: lister,
+      stdin: { contents: PROGRAM(dir), resolveDir: root, sourcefile: 'fast-answers-program.ts', loader: 'ts' },
+      outfile: program,
       bundle: true,
       format: 'esm',
       platform: 'node',
@@ -67,28 +60,25 @@ async function listRequests({ esbuild, root, dir, external, banner }) {
       banner: { js: banner },
       logLevel: 'warning',
     });
-    const listed = await run([lister], root);
-    if (listed.status !== 0) throw new Error(`listing the help requests failed: ${listed.stderr.trim()}`);
-    return JSON.parse(listed.stdout);
+    const ran = await runNode(program, root);
+    if (ran.status !== 0) throw new Error(`running the help requests failed: ${ran.stderr.trim()}`);
+    return JSON.parse(ran.stdout);
   } finally {
-    rmSync(lister, { force: true });
+    rmSync(program, { force: true });
   }
 }
 
-/** Writes `<entry>.answers.json` into `dir` (the built bundle) for each entry point; returns how many answers each has. */
+/** Writes `<entry>.answers.json` into `dir` (the built bundle) for each entry point; returns `kept of listed` for each. */
 export async function writeFastAnswers({ esbuild, root, dir, external, banner }) {
-  const requests = await listRequests({ esbuild, root, dir, external, banner });
   const counts = {};
-  for (const [entry, argvs] of Object.entries(requests)) {
-    const file = join(dir, `${entry}.js`);
-    const runs = await runAll(argvs.map((argv) => () => run([file, ...argv], root)), availableParallelism());
+  for (const [entry, { requests, runs }] of Object.entries(await runRequests({ esbuild, root, dir, external, banner }))) {
     const answers = {};
-    argvs.forEach((argv, i) => {
+    requests.forEach((argv, i) => {
       const r = runs[i];
       if (r.status === 0 && r.stderr === '' && r.stdout !== '') answers[argv.join('\0')] = r.stdout;
     });
-    writeFileSync(join(dir, `${entry}.answers.json`), `${JSON.stringify({ bundle: readFileSync(file, 'utf8'), answers })}\n`);
-    counts[entry] = `${String(Object.keys(answers).length)} of ${String(argvs.length)}`;
+    writeFileSync(join(dir, `${entry}.answers.json`), `${JSON.stringify({ bundle: readFileSync(join(dir, `${entry}.js`), 'utf8'), answers })}\n`);
+    counts[entry] = `${String(Object.keys(answers).length)} of ${String(requests.length)}`;
   }
   return counts;
 }
