@@ -128,4 +128,22 @@ export default tseslint.config(
     ignores: TEST_FILES,
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [...CORE_STAYS_PURE, SHIPS_NO_TEST_CODE] }] },
   },
+  // The CommonJS launchers (bin/*.cjs): plain JavaScript outside the TypeScript project, so
+  // the recommended rules without the type-checked ones; they are entry points (cli/'s rules).
+  {
+    files: ['**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', Buffer: 'readonly' },
+    },
+    rules: {
+      ...tseslint.configs.disableTypeChecked.rules,
+      '@typescript-eslint/explicit-function-return-type': 'off',
+      '@typescript-eslint/no-require-imports': 'off',
+      'no-restricted-properties': 'off',
+      'no-restricted-syntax': 'off',
+    },
+  },
 );

@@ -25,7 +25,7 @@ describe('kubectl conndrain (plugin discovery)', { skip: kubectlMissing }, () =>
   after(() => rmSync(binDir, { recursive: true, force: true }));
 
   it('package.json installs the executable kubectl-conndrain', () => {
-    assert.equal(bin['kubectl-conndrain'], 'bin/kubectl-conndrain.mjs');
+    assert.equal(bin['kubectl-conndrain'], 'bin/kubectl-conndrain.cjs');
   });
 
   it('`kubectl plugin list` finds it', () => {

@@ -10,6 +10,7 @@
  */
 import { Command } from 'commander';
 import { PLUGIN_LISTINGS } from './command-listings.js';
+import { fixHelpWidth } from './help-width.js';
 import { addListedCommands } from './lazy-command.js';
 import { applyUsageErrorRule } from './usage-error.js';
 import { VERSION } from './version.js';
@@ -20,5 +21,5 @@ export function buildPluginProgram(): Command {
   const program = new Command('kubectl conndrain')
     .description('conndrain for operators: preview and check drain-hook injection, find ghost conntrack entries, check a node. Installed on PATH as kubectl-conndrain by `npm install -g` of the conndrain package (docs/install.md).')
     .version(VERSION);
-  return applyUsageErrorRule(addListedCommands(program, PLUGIN_LISTINGS));
+  return applyUsageErrorRule(addListedCommands(fixHelpWidth(program), PLUGIN_LISTINGS));
 }

@@ -7,6 +7,7 @@
  */
 import { Command } from 'commander';
 import { CONNDRAIN_LISTINGS } from './command-listings.js';
+import { fixHelpWidth } from './help-width.js';
 import { addListedCommands } from './lazy-command.js';
 import { applyUsageErrorRule } from './usage-error.js';
 import { VERSION } from './version.js';
@@ -15,5 +16,5 @@ export function buildProgram(): Command {
   const program = new Command('conndrain')
     .description('Keeps client connections alive while Kubernetes pods drain, and removes the ghost conntrack state dead pods leave behind.')
     .version(VERSION);
-  return applyUsageErrorRule(addListedCommands(program, CONNDRAIN_LISTINGS));
+  return applyUsageErrorRule(addListedCommands(fixHelpWidth(program), CONNDRAIN_LISTINGS));
 }

@@ -3,8 +3,9 @@
  *
  *   npm run build && node --import tsx bench/cli-start/run.ts [--runs N] [--compare <checkout>]
  *
- * Runs, round after round, `node -e 0` and the compiled CLI (bin/conndrain.mjs, built in
- * dist/cli) with `--version` and `--help`, output to /dev/null, in a different order each
+ * Runs, round after round, `node -e 0` and the compiled CLI (the package's bin,
+ * bin/conndrain.cjs, or bin/conndrain.mjs in a checkout from before it; built in dist/cli)
+ * with `--version`, `--help` and `inject --help`, output to /dev/null, in a different order each
  * round; with --compare also the same commands from another checkout (its own build: the
  * before of a change). On a shared machine node's own start moves by a tenth of a second from
  * run to run, so the figure is each command's OVERHEAD: its wall time minus the `node -e 0`
@@ -36,8 +37,13 @@ function subject(label: string, args: string[]): Subject {
 
 function cliSubjects(checkout: string, tag: string): Subject[] {
   if (!existsSync(join(checkout, 'dist/cli/main.js'))) throw new Error(`${checkout}: no compiled CLI (dist/cli/main.js): run \`npm run build\` there`);
-  const bin = join(checkout, 'bin/conndrain.mjs');
-  return [subject(`conndrain --version${tag}`, [bin, '--version']), subject(`conndrain --help${tag}`, [bin, '--help'])];
+  // The package's bin: the CommonJS launcher with the fast path, or before it the ES module one.
+  const bin = ['bin/conndrain.cjs', 'bin/conndrain.mjs'].map((path) => join(checkout, path)).find((path) => existsSync(path)) ?? join(checkout, 'bin/conndrain.mjs');
+  return [
+    subject(`conndrain --version${tag}`, [bin, '--version']),
+    subject(`conndrain --help${tag}`, [bin, '--help']),
+    subject(`conndrain inject --help${tag}`, [bin, 'inject', '--help']),
+  ];
 }
 
 /** Children's user+sys CPU so far, in ms (fields 16 and 17 of /proc/self/stat, in ticks). */

@@ -1,0 +1,14 @@
+/**
+ * Help is wrapped at a fixed 80 columns, in a terminal of any width as into a pipe. Commander
+ * would wrap at the terminal's width on a TTY; a fixed width makes `--help` the same text
+ * everywhere, so the launcher can answer it from the table written at build time
+ * (bin/fast-answers.cjs, scripts/build-cli.mjs) and print exactly what commander would.
+ */
+import type { Command } from 'commander';
+
+export const HELP_WIDTH = 80;
+
+/** Fixes the help width of `program` and of every command created under it afterwards (commander copies the setting). */
+export function fixHelpWidth(program: Command): Command {
+  return program.configureHelp({ ...program.configureHelp(), helpWidth: HELP_WIDTH });
+}
