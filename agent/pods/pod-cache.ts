@@ -51,6 +51,8 @@ const ONE_IPV4 = 8;
 const HAS_NODE = 16;
 
 const PREFIX = `${DOMAIN}/`;
+/** How many recent uid lookups are remembered (a few hundred KB at most). */
+const RECENT_LOOKUPS = 4096;
 
 /** The drain settings' intern key: the conndrain.io annotations parseDrainRequest reads, sorted. */
 function drainKey(annotations: Record<string, unknown>): string {
@@ -89,6 +91,8 @@ export class PodCache {
   /** Every IP of the other pods (IPv6, several IPs, non-canonical text), as written. */
   private readonly byIpOther = new MultiIndex<string>();
   private readonly optOuts = new Set<number>();
+  /** uid -> slot of recent lookups (slotOfUid). */
+  private readonly recentSlots = new Map<string, number>();
   private deletingCount = 0;
 
   constructor(private readonly goneSlackMs: number) {}
@@ -121,7 +125,7 @@ export class PodCache {
   }
 
   has(uid: string): boolean {
-    return this.slotOf.first(uid) !== undefined;
+    return this.slotOfUid(uid) !== undefined;
   }
 
   upsert(pod: PodLike): CachedPod {
@@ -169,8 +173,9 @@ export class PodCache {
   /** Removes by uid (or by the pod object, whose uid is read); returns what was stored. */
   remove(uidOrPod: string | PodLike): CachedPod | undefined {
     const uid = typeof uidOrPod === 'string' ? uidOrPod : (uidOrPod.metadata?.uid ?? podKey(uidOrPod));
-    const slot = this.slotOf.first(uid);
+    const slot = this.slotOfUid(uid);
     if (slot === undefined) return undefined;
+    this.recentSlots.delete(uid);
     const gone = this.podAt(slot);
     const flags = this.flags.get(slot);
     this.slotOf.delete(uid, slot);
@@ -196,13 +201,13 @@ export class PodCache {
   }
 
   get(uid: string): CachedPod | undefined {
-    const slot = this.slotOf.first(uid);
+    const slot = this.slotOfUid(uid);
     return slot === undefined ? undefined : this.podAt(slot);
   }
 
   /** The plan's view of one pod. */
   view(uid: string): PodView | undefined {
-    const slot = this.slotOf.first(uid);
+    const slot = this.slotOfUid(uid);
     return slot === undefined ? undefined : this.viewAt(slot);
   }
 
@@ -241,6 +246,21 @@ export class PodCache {
       return this.podAt(slot);
     }
     return undefined;
+  }
+
+  /**
+   * The slot of `uid`. The pods asked about again and again (held, draining, this node's) are
+   * answered from a small Map of recent lookups (its string keys hash once), not by parsing the
+   * packed uid each time; remove() drops a uid from it before its slot can be reused.
+   */
+  private slotOfUid(uid: string): number | undefined {
+    const recent = this.recentSlots.get(uid);
+    if (recent !== undefined) return recent;
+    const slot = this.slotOf.first(uid);
+    if (slot === undefined) return undefined;
+    if (this.recentSlots.size >= RECENT_LOOKUPS) this.recentSlots.clear();
+    this.recentSlots.set(uid, slot);
+    return slot;
   }
 
   private ensure(need: number): void {

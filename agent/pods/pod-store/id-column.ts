@@ -21,30 +21,44 @@ const TEXT = 3;
 /** The four 32-bit words of the last id parsed (scratch: ids are parsed one at a time). */
 const scratch = new Int32Array(4);
 
-function nibble(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48;
-  if (code >= 97 && code <= 102) return code - 87;
-  return -1;
-}
+/** Each character code's hex value (lowercase only), -1 for any other. */
+const NIBBLE = new Int8Array(128).fill(-1);
+for (let d = 0; d < 16; d++) NIBBLE['0123456789abcdef'.charCodeAt(d)] = d;
+/** Where the 32 hex digits sit in each form. */
+const HEX32_DIGITS = Int8Array.from({ length: 32 }, (_, k) => k);
+const UUID_DIGITS = Int8Array.from({ length: 32 }, (_, k) => k + (k >= 8 ? 1 : 0) + (k >= 12 ? 1 : 0) + (k >= 16 ? 1 : 0) + (k >= 20 ? 1 : 0));
+
+/** The id in `scratch` and its form: a lookup parses its key once for the hash and again for each probe's comparison. */
+let lastId: string | undefined;
+let lastKind = TEXT;
 
 /** Parses `id` into `scratch`; the form it has (HEX32, UUID), or TEXT when neither. */
 function parse(id: string): number {
+  if (id === lastId) return lastKind;
+  lastKind = parseWords(id);
+  lastId = id;
+  return lastKind;
+}
+
+function parseWords(id: string): number {
   let kind: number;
-  if (id.length === 32) kind = HEX32;
-  else if (id.length === 36 && id.charCodeAt(8) === 45 && id.charCodeAt(13) === 45 && id.charCodeAt(18) === 45 && id.charCodeAt(23) === 45) kind = UUID;
-  else return TEXT;
-  let word = 0;
-  let digits = 0;
-  for (let i = 0; i < id.length; i++) {
-    if (kind === UUID && (i === 8 || i === 13 || i === 18 || i === 23)) continue;
-    const n = nibble(id.charCodeAt(i));
-    if (n < 0) return TEXT;
-    word = (word << 4) | n;
-    digits += 1;
-    if ((digits & 7) === 0) {
-      scratch[(digits >>> 3) - 1] = word;
-      word = 0;
+  let digits: Int8Array;
+  if (id.length === 32) {
+    kind = HEX32;
+    digits = HEX32_DIGITS;
+  } else if (id.length === 36 && id.charCodeAt(8) === 45 && id.charCodeAt(13) === 45 && id.charCodeAt(18) === 45 && id.charCodeAt(23) === 45) {
+    kind = UUID;
+    digits = UUID_DIGITS;
+  } else return TEXT;
+  for (let w = 0; w < 4; w++) {
+    let word = 0;
+    for (let k = w * 8; k < w * 8 + 8; k++) {
+      const code = id.charCodeAt(digits[k] as number);
+      const n = code < 128 ? (NIBBLE[code] as number) : -1;
+      if (n < 0) return TEXT;
+      word = (word << 4) | n;
     }
+    scratch[w] = word;
   }
   return kind;
 }
@@ -53,18 +67,20 @@ function hashWords(kind: number, w0: number, w1: number, w2: number, w3: number)
   return hashInt(hashInt(hashInt(hashInt(w0 ^ kind) ^ w1) ^ w2) ^ w3);
 }
 
-const HEX_DIGITS = [...'0123456789abcdef'].map((c) => c.charCodeAt(0));
-/** The characters of the id being written back as text (one flat string, not a concatenation). */
-const chars = new Uint8Array(36);
+/** The text of an id being written back (latin1: one flat string, made natively). */
+const text = Buffer.alloc(36);
+const HEX_CODES = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
 
-/** Writes the 8 hex digits of `word` into `chars` from `at`, skipping the UUID dashes' places. */
-function writeHex(word: number, at: number, kind: number): number {
-  let i = at;
-  for (let shift = 28; shift >= 0; shift -= 4) {
-    if (kind === UUID && (i === 8 || i === 13 || i === 18 || i === 23)) chars[i++] = 45;
-    chars[i++] = HEX_DIGITS[(word >>> shift) & 15] as number;
+/** Writes the 32 hex digits of the four words into `text` at the places of `kind`; the length. */
+function writeText(kind: number, w0: number, w1: number, w2: number, w3: number): number {
+  const digits = kind === UUID ? UUID_DIGITS : HEX32_DIGITS;
+  if (kind === UUID) text[8] = text[13] = text[18] = text[23] = 45;
+  const words = [w0, w1, w2, w3];
+  for (let w = 0; w < 4; w++) {
+    const word = words[w] as number;
+    for (let k = 0; k < 8; k++) text[digits[w * 8 + k] as number] = HEX_CODES[(word >>> (28 - 4 * k)) & 15] as number;
   }
-  return i;
+  return kind === UUID ? 36 : 32;
 }
 
 /** The hash of an id, as `IdColumn.hashAt` gives it for a slot holding that id. */
@@ -73,7 +89,12 @@ export function hashId(id: string): number {
   return kind === TEXT ? hashString(id) : hashWords(kind, scratch[0] as number, scratch[1] as number, scratch[2] as number, scratch[3] as number);
 }
 
+/** Texts built by `get` kept per slot in a direct-mapped cache of this many entries: a draining pod's views are built again and again. */
+const TEXT_CACHE = 1024;
+
 export class IdColumn {
+  private readonly cachedSlot = new Int32Array(TEXT_CACHE).fill(-1);
+  private readonly cachedText = new Array<string>(TEXT_CACHE).fill('');
   private readonly kinds = new PagedColumn((n) => new Uint8Array(n));
   private readonly words = new PagedColumn((n) => new Int32Array(n));
   private readonly texts = new Map<number, string>();
@@ -90,6 +111,7 @@ export class IdColumn {
   /** Stores `id` at `slot` (undefined: none). */
   set(slot: number, id: string | undefined): void {
     this.texts.delete(slot);
+    if (this.cachedSlot[slot % TEXT_CACHE] === slot) this.cachedSlot[slot % TEXT_CACHE] = -1;
     if (id === undefined) {
       this.kinds.set(slot, NONE);
       return;
@@ -104,9 +126,13 @@ export class IdColumn {
     const kind = this.kinds.get(slot);
     if (kind === NONE) return undefined;
     if (kind === TEXT) return this.texts.get(slot);
-    let at = 0;
-    for (let w = 0; w < 4; w++) at = writeHex(this.words.get(slot * 4 + w), at, kind);
-    return String.fromCharCode.apply(null, chars.subarray(0, at) as unknown as number[]);
+    const line = slot % TEXT_CACHE;
+    if (this.cachedSlot[line] === slot) return this.cachedText[line];
+    const at = slot * 4;
+    const built = text.toString('latin1', 0, writeText(kind, this.words.get(at), this.words.get(at + 1), this.words.get(at + 2), this.words.get(at + 3)));
+    this.cachedSlot[line] = slot;
+    this.cachedText[line] = built;
+    return built;
   }
 
   /** Whether `slot` holds exactly `id`. */
