@@ -44,7 +44,12 @@ export function serviceAddress(i: number): string {
   return `10.96.${s >> 8}.${s & 255}`;
 }
 
-/** Wall-clock milliseconds with sub-millisecond precision, comparable across the bench's processes. */
+/**
+ * Milliseconds on the machine's monotonic clock (CLOCK_MONOTONIC, through process.hrtime),
+ * comparable across the bench's processes. performance.timeOrigin is not: it differs from
+ * process to process by a constant of up to a second (seen with some V8 flags), which shifted
+ * every latency of a run by that much.
+ */
 export function wallMs(): number {
-  return performance.timeOrigin + performance.now();
+  return Number(process.hrtime.bigint()) / 1e6;
 }

@@ -20,7 +20,7 @@
  * place reuses the IPs of generation g - 2, as a node hands IPs out again), the agent's RSS
  * and V8 heap are sampled every 30 s, and the slope over the second half is printed.
  *
- * The agent child runs with the DaemonSet's NODE_OPTIONS and MALLOC_* variables unless told
+ * The agent child runs with the DaemonSet's node flags (its command and NODE_OPTIONS) and MALLOC_* variables unless told
  * otherwise. Pods carry uids and drain ids of the real forms (a UUID, 32 hex digits).
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -43,15 +43,19 @@ const RATE = Number(arg('rate', '200'));
 const FLIP_EVERY = 5;
 /** `--cpu-prof DIR`: the agent child writes a V8 CPU profile there (profiling). */
 const CPU_PROF = args.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
-/** The agent container's env in the DaemonSet (NODE_OPTIONS: the V8 flags; MALLOC_*: glibc's allocator) with literal values. */
-function shippedAgentEnv(): Map<string, string> {
-  const docs = parseAllDocuments(readFileSync(join(REPO, 'manifests/base/agent/daemonset.yaml'), 'utf8')).map((d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Array<{ name: string; env?: Array<{ name: string; value?: string }> }> } } } });
-  const agent = docs.find((d) => d.kind === 'DaemonSet')?.spec?.template?.spec?.containers?.find((c) => c.name === 'agent');
-  return new Map((agent?.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
+type AgentContainer = { name: string; command?: string[]; env?: Array<{ name: string; value?: string }> };
+/** The agent container of the DaemonSet the manifests ship. */
+function shippedAgent(): AgentContainer | undefined {
+  const docs = parseAllDocuments(readFileSync(join(REPO, 'manifests/base/agent/daemonset.yaml'), 'utf8')).map((d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: AgentContainer[] } } } });
+  return docs.find((d) => d.kind === 'DaemonSet')?.spec?.template?.spec?.containers?.find((c) => c.name === 'agent');
 }
-const SHIPPED_ENV = shippedAgentEnv();
+const SHIPPED = shippedAgent();
+/** The container's env with literal values (NODE_OPTIONS: V8 flags; MALLOC_*: glibc's allocator). */
+const SHIPPED_ENV = new Map((SHIPPED?.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
+/** node's own flags in the container's command (`node FLAGS... /app/bin/conndrain.mjs`) and its NODE_OPTIONS. */
+const SHIPPED_FLAGS = [...(SHIPPED?.command ?? []).slice(1, -1), ...(SHIPPED_ENV.get('NODE_OPTIONS') ?? '').split(' ')].join(' ');
 /** `--node-flags "..."`: node/V8 flags for the agent child (space-separated); by default the ones the manifests ship. */
-const NODE_FLAGS = (args.includes('--node-flags') ? arg('node-flags', '') : (SHIPPED_ENV.get('NODE_OPTIONS') ?? '')).split(' ').filter((f) => f !== '');
+const NODE_FLAGS = (args.includes('--node-flags') ? arg('node-flags', '') : SHIPPED_FLAGS).split(' ').filter((f) => f !== '');
 /** `--malloc "NAME=V ..."`: glibc allocator settings for the agent child; by default the manifests' MALLOC_* variables. */
 const MALLOC_ENV = Object.fromEntries(
   args.includes('--malloc')

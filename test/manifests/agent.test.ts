@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 /**
  * The agent DaemonSet as rendered: NET_ADMIN and nothing else, host network, state on the
  * node, the downward API, every taint tolerated, a careful rolling update.
@@ -81,6 +82,17 @@ describe('agent', { skip: KUBECTL_MISSING }, () => {
         assert.ok(flag('max-semi-space-size') <= 2, `semi-spaces of at most 2 MiB: ${options}`);
         const limitMi = Number(/^(\d+)Mi$/.exec(String(container.resources?.limits?.memory))?.[1] ?? NaN);
         assert.ok(flag('max-old-space-size') <= limitMi - 96, `old space ${flag('max-old-space-size')} MiB leaves ~96 MiB of the ${limitMi}Mi limit for the rest of the process`);
+      });
+
+      it('runs the image\'s entrypoint with a small V8 heap growing factor (a flag NODE_OPTIONS refuses)', () => {
+        const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(new URL('../../images/agent.Dockerfile', import.meta.url), 'utf8'))?.[1] ?? '[]') as string[];
+        const command = container.command ?? [];
+        assert.equal(command[0], entrypoint[0], 'node, as the image runs it');
+        assert.equal(command[command.length - 1], entrypoint[entrypoint.length - 1], 'the image\'s launcher');
+        const growing = Number(/^--heap-growing-percent=(\d+)$/.exec(command.find((c) => c.startsWith('--heap-growing-percent')) ?? '')?.[1] ?? NaN);
+        assert.ok(growing >= 10 && growing <= 50, `--heap-growing-percent ${growing}`);
+        const options = (container.env ?? []).find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+        assert.equal(options.includes('heap-growing'), false, 'NODE_OPTIONS refuses it: node would not start');
       });
 
       it('tolerates every taint and runs at system-node-critical priority', () => {

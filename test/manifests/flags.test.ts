@@ -37,7 +37,9 @@ describe('flags, env and ports match the binaries', { skip: KUBECTL_MISSING }, (
         assert.equal(webhookArgs.command, 'webhook');
         assert.equal(agentArgs.command, 'agent');
         assert.equal(webhook.command, undefined, 'the image ENTRYPOINT is the conndrain CLI');
-        assert.equal(agent.command, undefined, 'the image ENTRYPOINT is the conndrain CLI');
+        // The image ENTRYPOINT (the conndrain CLI), with node's own flags only (agent.test.ts).
+        assert.deepEqual([agent.command?.[0], agent.command?.[agent.command.length - 1]], ['node', '/app/bin/conndrain.mjs']);
+        assert.ok((agent.command ?? []).slice(1, -1).every((flag) => flag.startsWith('--')), 'node flags only');
       });
 
       it('passes only flags the webhook accepts, with valid values', () => {
