@@ -36,10 +36,33 @@ for (let i = 0; i < Number(heldText); i++) {
   await ipvs.addDestination(key, { address: podIp(i), port: 8080, weight: 1 });
 }
 // A soak (`PODS:PLACES`) also drains the pods of IP bank 2 (podIp(PODS + place)): their servers, in the same services.
+const serviceOf = new Map<string, { family: 4; protocol: 'tcp'; address: string; port: number }>();
 if (soakBank !== '') {
   const [offset = 0, places = 0] = soakBank.split(':').map(Number);
-  for (let p = 0; p < places; p++) await ipvs.addDestination({ family: 4, protocol: 'tcp', address: serviceAddress(p), port: 80 }, { address: podIp(offset + p), port: 8080, weight: 1 });
+  for (let p = 0; p < places; p++) {
+    const key = { family: 4 as const, protocol: 'tcp' as const, address: serviceAddress(p), port: 80 };
+    await ipvs.addDestination(key, { address: podIp(offset + p), port: 8080, weight: 1 });
+    serviceOf.set(podIp(p), key);
+    serviceOf.set(podIp(offset + p), key);
+  }
 }
+/**
+ * kube-proxy's part in a soak, where IPs are handed out again: a gone pod's real server is
+ * deleted, and added again (weight 1) for the next pod that gets its IP. Done together, a second
+ * after the pod's flush (the next pod with the IP comes a whole pass of the rollout later).
+ */
+function proxyReplaces(addresses: readonly string[]): void {
+  setTimeout(() => {
+    for (const address of addresses) {
+      const key = serviceOf.get(address);
+      if (key === undefined) continue;
+      const destination = { address, port: 8080 };
+      void ipvs.deleteDestination(key, destination).then(() => ipvs.addDestination(key, { ...destination, weight: 1 })).then(() => zeroed.delete(address), () => undefined);
+    }
+  }, 1000);
+}
+// The stand-in records every IPVS operation for tests; here that record would grow with the run and count as the agent's memory.
+setInterval(() => (ipvs.history.length = 0), 5000).unref();
 const ct = new MemoryConntrack();
 const netlink = memoryNetlink(ct, ipvs);
 const zeroed = new Set<string>();
@@ -79,6 +102,7 @@ const deleteConntrack = netlink.deleteConntrack.bind(netlink);
 netlink.deleteConntrack = async (o) => {
   const result = await deleteConntrack(o);
   say({ ev: 'flush', addresses: o.addresses, t: wallMs() });
+  if (serviceOf.size > 0) proxyReplaces(o.addresses);
   return result;
 };
 
