@@ -83,7 +83,7 @@ export function graceSecondsOf(spec: JsonObject): number | undefined {
 export function longestKeptSleepSeconds(spec: JsonObject, except: ReadonlySet<number>): number {
   let longest = 0;
   const consider = (container: unknown): void => {
-    const seconds = objectAt(objectAt(objectAt(isObject(container) ? container : undefined, 'lifecycle'), 'preStop'), 'sleep')?.['seconds'];
+    const seconds = isObject(container) ? objectAt(preStopOf(container), 'sleep')?.['seconds'] : undefined;
     if (typeof seconds === 'number' && Number.isFinite(seconds) && seconds > longest) longest = Math.ceil(seconds);
   };
   const regular = spec['containers'];

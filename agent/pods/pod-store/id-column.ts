@@ -7,7 +7,7 @@
  * so every id reads back exactly as it was written.
  *
  * Lookups compare without building strings: `matches` parses the asked id into four words
- * and compares them with the slot's, and `hashOf(id)` and `hashAt(slot)` agree, so a slot
+ * and compares them with the slot's, and `hashId(id)` and `hashAt(slot)` agree, so a slot
  * table can rehash from the column alone.
  */
 import { PagedColumn } from './paged-column.js';
@@ -71,13 +71,12 @@ function hashWords(kind: number, w0: number, w1: number, w2: number, w3: number)
 const text = Buffer.alloc(36);
 const HEX_CODES = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
 
-/** Writes the 32 hex digits of the four words into `text` at the places of `kind`; the length. */
-function writeText(kind: number, w0: number, w1: number, w2: number, w3: number): number {
+/** Writes the 32 hex digits of `words` (4 from `at`) into `text` at the places of `kind`; the length. */
+function writeText(kind: number, words: PagedColumn<Int32Array>, at: number): number {
   const digits = kind === UUID ? UUID_DIGITS : HEX32_DIGITS;
   if (kind === UUID) text[8] = text[13] = text[18] = text[23] = 45;
-  const words = [w0, w1, w2, w3];
   for (let w = 0; w < 4; w++) {
-    const word = words[w] as number;
+    const word = words.get(at + w);
     for (let k = 0; k < 8; k++) text[digits[w * 8 + k] as number] = HEX_CODES[(word >>> (28 - 4 * k)) & 15] as number;
   }
   return kind === UUID ? 36 : 32;
@@ -128,8 +127,7 @@ export class IdColumn {
     if (kind === TEXT) return this.texts.get(slot);
     const line = slot % TEXT_CACHE;
     if (this.cachedSlot[line] === slot) return this.cachedText[line];
-    const at = slot * 4;
-    const built = text.toString('latin1', 0, writeText(kind, this.words.get(at), this.words.get(at + 1), this.words.get(at + 2), this.words.get(at + 3)));
+    const built = text.toString('latin1', 0, writeText(kind, this.words, slot * 4));
     this.cachedSlot[line] = slot;
     this.cachedText[line] = built;
     return built;

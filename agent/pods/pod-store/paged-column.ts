@@ -14,8 +14,8 @@ type TypedArray = Int32Array | Uint8Array | Float64Array;
 export class PagedColumn<A extends TypedArray> {
   private readonly pages: A[] = [];
 
-  /** `make(n)`: a zeroed page of n entries; `fill`: the value of a slot never written. */
-  constructor(private readonly make: (n: number) => A, private readonly fill = 0) {}
+  /** `make(n)`: a zeroed page of n entries (a slot never written reads 0). */
+  constructor(private readonly make: (n: number) => A) {}
 
   /** Slots the pages hold (a multiple of the page size). */
   get capacity(): number {
@@ -28,11 +28,7 @@ export class PagedColumn<A extends TypedArray> {
 
   /** Makes room for slots 0 .. need - 1. */
   ensure(need: number): void {
-    while (this.capacity < need) {
-      const page = this.make(PAGE_SIZE);
-      if (this.fill !== 0) page.fill(this.fill);
-      this.pages.push(page);
-    }
+    while (this.capacity < need) this.pages.push(this.make(PAGE_SIZE));
   }
 
   get(slot: number): number {
