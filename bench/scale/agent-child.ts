@@ -116,6 +116,32 @@ const agent = new Agent({
   flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
   metrics: new AgentMetrics(),
 });
+/**
+ * `--trace-drains` (env BENCH_TRACE_DRAINS=1): when the agent stored each IP's pod as deleting and
+ * when it removed it, so a drain the report finds unheld can be told apart: never seen deleting,
+ * or seen deleting and gone in the same plan run (the bench's grace is 1 s). Off by default: the
+ * map counts as the agent's memory.
+ */
+const drainTrace = process.env.BENCH_TRACE_DRAINS === '1' ? new Map<string, { deleting?: number; removed?: number }>() : undefined;
+if (drainTrace !== undefined) {
+  const cache = agent.cache;
+  const upsert = cache.upsert.bind(cache);
+  const remove = cache.remove.bind(cache);
+  const note = (ips: readonly string[], field: 'deleting' | 'removed'): void => {
+    const t = wallMs();
+    for (const ip of ips) drainTrace.set(ip, { ...drainTrace.get(ip), [field]: t });
+  };
+  cache.upsert = (pod) => {
+    const stored = upsert(pod);
+    if (stored.view.deleting) note(stored.view.ips, 'deleting');
+    return stored;
+  };
+  cache.remove = (uidOrPod) => {
+    const gone = remove(uidOrPod);
+    if (gone !== undefined) note(gone.view.ips, 'removed');
+    return gone;
+  };
+}
 const ports = await agent.start();
 say({ ev: 'ports', ...ports });
 const poll = setInterval(() => {
@@ -161,6 +187,11 @@ lines.on('line', (line) => {
         say({ ev: 'prof', path, error: (error ?? cpuError)?.message });
       });
     });
+  }
+  // `{"cmd":"trace","ips":[..]}`: the drain trace of these IPs (--trace-drains).
+  if (line.includes('"trace"')) {
+    const { ips } = JSON.parse(line) as { ips: string[] };
+    say({ ev: 'trace', ips: Object.fromEntries(ips.map((ip) => [ip, drainTrace?.get(ip) ?? null])) });
   }
   if (line.includes('loop-stop')) {
     loop.disable();

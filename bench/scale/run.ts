@@ -14,7 +14,7 @@
  * - lost work: drains never held, gone pods never flushed, preStop calls answered 404.
  *
  *   node --import tsx bench/scale/run.ts [--pods 10000,150000] [--rollout 10000] [--rate 200]
- *     [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."] [--soak MINUTES]
+ *     [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."] [--soak MINUTES] [--trace-drains]
  *
  * `--soak`: the rollout's pods are replaced again and again for MINUTES (generation g of a
  * place reuses the IPs of generation g - 2, as a node hands IPs out again), the agent's RSS
@@ -71,6 +71,8 @@ const SOAK_MIN = args.includes('--soak') ? Number(arg('soak', '60')) : undefined
 /** Seconds between the soak's memory samples. */
 const SAMPLE_S = 30;
 const GRACE_S = 1;
+/** `--trace-drains`: for each drain found unheld, when the agent stored its pod as deleting and when it removed it. */
+const TRACE_DRAINS = args.includes('--trace-drains');
 
 type Line = Record<string, unknown> & { ev: string };
 
@@ -182,7 +184,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
   try {
     await api.waitFor('ready', 600_000);
     const flips = Math.ceil(ROLLOUT / FLIP_EVERY);
-    agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips)), ...(SOAK_MIN === undefined ? [] : [`${pods}:${Math.min(ROLLOUT, pods - flips)}`])], { cwd: REPO, env: { ...process.env, ...MALLOC_ENV } }));
+    agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips)), ...(SOAK_MIN === undefined ? [] : [`${pods}:${Math.min(ROLLOUT, pods - flips)}`])], { cwd: REPO, env: { ...process.env, ...MALLOC_ENV, ...(TRACE_DRAINS ? { BENCH_TRACE_DRAINS: '1' } : {}) } }));
     const pid = agent.proc.pid ?? 0;
     const ports = await agent.waitFor('ports', 60_000);
     const baselineMb = procStatus(pid, 'VmRSS');
@@ -226,6 +228,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     const flushAll: number[] = [];
     let notHeld = 0;
     const notHeldIps: string[] = [];
+    const unheld: Array<{ ip: string; t: number }> = [];
     let notFlushed = 0;
     for (const l of api.lines) {
       const t = l.t as number;
@@ -233,6 +236,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
         const at = (zeros.get(l.ip as string) ?? []).find((z) => z >= t);
         if (at === undefined) {
           notHeld += 1;
+          if (unheld.length < 20) unheld.push({ ip: l.ip as string, t });
           if (notHeldIps.length < 20) notHeldIps.push(`${l.ip as string}${l.local === true ? ' (local)' : ''}${zeros.has(l.ip as string) ? ` (weight 0 at ${(zeros.get(l.ip as string) ?? []).map((z) => (z - t).toFixed(0)).join(',')} ms)` : ''}`);
         } else weight0.push(at - t);
       } else if (l.ev === 'gone') {
@@ -247,6 +251,15 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     const calls: Record<string, number> = {};
     for (const l of api.lines) if (l.ev === 'call') calls[String(l.status)] = (calls[String(l.status)] ?? 0) + 1;
     if (notHeldIps.length > 0) console.log(`  ${pods} pods: drains not held (first 20): ${notHeldIps.join('; ')}`);
+    if (TRACE_DRAINS && unheld.length > 0) {
+      agent.send({ cmd: 'trace', ips: unheld.map((u) => u.ip) });
+      const traced = (await agent.waitFor('trace', 10_000)).ips as Record<string, { deleting?: number; removed?: number } | null>;
+      for (const u of unheld) {
+        const seen = traced[u.ip];
+        const after = (at: number | undefined): string => (at === undefined ? 'never' : `${(at - u.t).toFixed(0)} ms after the drain`);
+        console.log(`  ${pods} pods: unheld ${u.ip}: the agent stored it deleting ${after(seen?.deleting)}, removed it ${after(seen?.removed)}`);
+      }
+    }
     for (const l of api.lines) if (l.ev === 'call' && l.status !== 200) console.log(`  ${pods} pods: preStop call ${JSON.stringify(l)}`);
     return { samples, pods, firstListS, firstListPeakMb, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats, loop, heapAfterList, heapAfterChurn };
   } finally {
