@@ -1,0 +1,322 @@
+/**
+ * A field mask (src/field-mask.ts) applied to the bytes of one JSON value before JSON.parse:
+ * the result is the JSON text of the same value with, inside objects at masked positions,
+ * only the kept keys. So a 6 KB pod of which the agent reads a dozen fields is parsed from a
+ * few hundred bytes, and its managedFields, containers, volumes... are never built as strings
+ * or objects (they are only scanned).
+ *
+ * Exact: `JSON.parse(apply(text))` equals the full parse with the mask applied (test:
+ * json-mask.test.ts). Keys are compared decoded (a key with escapes is unescaped first); a
+ * duplicate key is kept as often as it comes, so JSON.parse keeps the last as it would have.
+ * Every byte is checked as JSON.parse would (dropped parts too): malformed input is an error,
+ * never a partial object. Nesting deeper than MAX_DEPTH is an error.
+ */
+import type { FieldMask } from '../src/field-mask.js';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+const MAX_DEPTH = 512;
+const TRUE = Buffer.from('true');
+const FALSE = Buffer.from('false');
+const NULL = Buffer.from('null');
+
+/** One object mask, compiled: exact keys in a Map, prefixes longest first. */
+interface Node {
+  readonly exact: Map<string, Node | true>;
+  readonly prefixes: ReadonlyArray<readonly [string, Node | true]>;
+}
+
+function compile(mask: FieldMask): Node | true {
+  if (mask === true) return true;
+  const exact = new Map<string, Node | true>();
+  const prefixes: Array<[string, Node | true]> = [];
+  for (const [k, v] of Object.entries(mask)) {
+    exact.set(k, compile(v));
+    if (k.endsWith('*')) prefixes.push([k.slice(0, -1), compile(v)]);
+  }
+  prefixes.sort((a, b) => b[0].length - a[0].length);
+  return { exact, prefixes };
+}
+
+function lookup(node: Node, key: string): Node | true | undefined {
+  const hit = node.exact.get(key);
+  if (hit !== undefined) return hit;
+  for (const [prefix, sub] of node.prefixes) if (key.startsWith(prefix)) return sub;
+  return undefined;
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+function isHex(c: number): boolean {
+  return (c >= ZERO && c <= NINE) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+}
+
+export class JsonMask {
+  private readonly root: Node | true;
+  private src: Buffer = Buffer.alloc(0);
+  private end = 0;
+  private i = 0;
+  private out: Buffer = Buffer.alloc(64 * 1024);
+  private o = 0;
+
+  constructor(mask: FieldMask) {
+    this.root = compile(mask);
+  }
+
+  /** The masked JSON text of `bytes[start, end)`; throws on malformed JSON. */
+  apply(bytes: Buffer, start = 0, end = bytes.length): string {
+    if (this.out.length < end - start) this.out = Buffer.alloc(end - start);
+    this.src = bytes;
+    this.end = end;
+    this.i = start;
+    this.o = 0;
+    try {
+      this.space();
+      this.value(this.root, 0);
+      this.space();
+      if (this.i !== end) this.fail('unexpected data after the value');
+      return this.out.toString('utf8', 0, this.o);
+    } finally {
+      this.src = Buffer.alloc(0); // the input is not kept
+    }
+  }
+
+  private fail(what: string): never {
+    throw new SyntaxError(`JSON: ${what} at byte ${this.i}`);
+  }
+
+  private space(): void {
+    while (this.i < this.end && isSpace(this.src[this.i] as number)) this.i += 1;
+  }
+
+  private byte(): number {
+    if (this.i >= this.end) this.fail('unexpected end');
+    return this.src[this.i] as number;
+  }
+
+  private copy(from: number, to: number): void {
+    this.src.copy(this.out, this.o, from, to);
+    this.o += to - from;
+  }
+
+  private put(c: number): void {
+    this.out[this.o] = c;
+    this.o += 1;
+  }
+
+  /** One value at `i` under `mask`, written out (masked where it is an object or array). */
+  private value(mask: Node | true, depth: number): void {
+    const c = this.byte();
+    if (mask !== true && c === OPEN_OBJECT) this.object(mask, depth + 1);
+    else if (mask !== true && c === OPEN_ARRAY) this.array(mask, depth + 1);
+    else {
+      const from = this.i;
+      this.skip(depth);
+      this.copy(from, this.i);
+    }
+  }
+
+  private object(mask: Node, depth: number): void {
+    if (depth > MAX_DEPTH) this.fail('nested too deeply');
+    this.i += 1;
+    this.put(OPEN_OBJECT);
+    this.space();
+    if (this.byte() === CLOSE_OBJECT) {
+      this.i += 1;
+      this.put(CLOSE_OBJECT);
+      return;
+    }
+    let first = true;
+    for (;;) {
+      if (this.byte() !== QUOTE) this.fail('expected a key');
+      const keyFrom = this.i;
+      const escaped = this.string();
+      const keyTo = this.i;
+      this.space();
+      if (this.byte() !== COLON) this.fail("expected ':'");
+      this.i += 1;
+      this.space();
+      const key = escaped ? (JSON.parse(this.src.toString('utf8', keyFrom, keyTo)) as string) : this.src.toString('utf8', keyFrom + 1, keyTo - 1);
+      const sub = lookup(mask, key);
+      if (sub === undefined) this.skip(depth);
+      else {
+        if (!first) this.put(COMMA);
+        first = false;
+        this.copy(keyFrom, keyTo);
+        this.put(COLON);
+        this.value(sub, depth);
+      }
+      this.space();
+      const c = this.byte();
+      this.i += 1;
+      if (c === CLOSE_OBJECT) break;
+      if (c !== COMMA) this.fail("expected ',' or '}'");
+      this.space();
+    }
+    this.put(CLOSE_OBJECT);
+  }
+
+  private array(mask: Node, depth: number): void {
+    if (depth > MAX_DEPTH) this.fail('nested too deeply');
+    this.i += 1;
+    this.put(OPEN_ARRAY);
+    this.space();
+    if (this.byte() === CLOSE_ARRAY) {
+      this.i += 1;
+      this.put(CLOSE_ARRAY);
+      return;
+    }
+    for (let first = true; ; first = false) {
+      if (!first) this.put(COMMA);
+      this.value(mask, depth);
+      this.space();
+      const c = this.byte();
+      this.i += 1;
+      if (c === CLOSE_ARRAY) break;
+      if (c !== COMMA) this.fail("expected ',' or ']'");
+      this.space();
+    }
+    this.put(CLOSE_ARRAY);
+  }
+
+  /** Checks and passes one value at `i` (nothing written). */
+  private skip(depth: number): void {
+    const c = this.byte();
+    if (c === QUOTE) this.string();
+    else if (c === OPEN_OBJECT) this.skipObject(depth + 1);
+    else if (c === OPEN_ARRAY) this.skipArray(depth + 1);
+    else if (c === 0x74) this.literal(TRUE);
+    else if (c === 0x66) this.literal(FALSE);
+    else if (c === 0x6e) this.literal(NULL);
+    else this.number();
+  }
+
+  private skipObject(depth: number): void {
+    if (depth > MAX_DEPTH) this.fail('nested too deeply');
+    this.i += 1;
+    this.space();
+    if (this.byte() === CLOSE_OBJECT) {
+      this.i += 1;
+      return;
+    }
+    for (;;) {
+      if (this.byte() !== QUOTE) this.fail('expected a key');
+      this.string();
+      this.space();
+      if (this.byte() !== COLON) this.fail("expected ':'");
+      this.i += 1;
+      this.space();
+      this.skip(depth);
+      this.space();
+      const c = this.byte();
+      this.i += 1;
+      if (c === CLOSE_OBJECT) return;
+      if (c !== COMMA) this.fail("expected ',' or '}'");
+      this.space();
+    }
+  }
+
+  private skipArray(depth: number): void {
+    if (depth > MAX_DEPTH) this.fail('nested too deeply');
+    this.i += 1;
+    this.space();
+    if (this.byte() === CLOSE_ARRAY) {
+      this.i += 1;
+      return;
+    }
+    for (;;) {
+      this.skip(depth);
+      this.space();
+      const c = this.byte();
+      this.i += 1;
+      if (c === CLOSE_ARRAY) return;
+      if (c !== COMMA) this.fail("expected ',' or ']'");
+      this.space();
+    }
+  }
+
+  /** Passes a string at `i` (its opening quote), checking escapes and control characters; true when it had an escape. */
+  private string(): boolean {
+    const { src, end } = this;
+    let i = this.i + 1;
+    let escaped = false;
+    for (;;) {
+      if (i >= end) {
+        this.i = i;
+        this.fail('unterminated string');
+      }
+      const c = src[i] as number;
+      if (c === QUOTE) break;
+      if (c < 0x20) {
+        this.i = i;
+        this.fail('control character in a string');
+      }
+      if (c === BACKSLASH) {
+        escaped = true;
+        const e = i + 1 < end ? (src[i + 1] as number) : 0;
+        if (e === 0x75) {
+          for (let k = 2; k < 6; k += 1) {
+            if (i + k >= end || !isHex(src[i + k] as number)) {
+              this.i = i;
+              this.fail('bad \\u escape');
+            }
+          }
+          i += 6;
+          continue;
+        }
+        if (e !== QUOTE && e !== BACKSLASH && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) {
+          this.i = i;
+          this.fail('bad escape');
+        }
+        i += 2;
+        continue;
+      }
+      i += 1;
+    }
+    this.i = i + 1;
+    return escaped;
+  }
+
+  private literal(word: Buffer): void {
+    if (this.i + word.length > this.end || this.src.compare(word, 0, word.length, this.i, this.i + word.length) !== 0) this.fail('unexpected token');
+    this.i += word.length;
+  }
+
+  /** A number as JSON writes it: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)? */
+  private number(): void {
+    const { src, end } = this;
+    let i = this.i;
+    const at = (k: number): number => (k < end ? (src[k] as number) : 0);
+    const digits = (): number => {
+      const from = i;
+      while (at(i) >= ZERO && at(i) <= NINE) i += 1;
+      return i - from;
+    };
+    if (at(i) === MINUS) i += 1;
+    if (at(i) === ZERO) i += 1;
+    else if (digits() === 0) this.fail('unexpected token');
+    if (at(i) === DOT) {
+      i += 1;
+      if (digits() === 0) this.fail('bad number');
+    }
+    if (at(i) === 0x65 || at(i) === 0x45) {
+      i += 1;
+      if (at(i) === PLUS || at(i) === MINUS) i += 1;
+      if (digits() === 0) this.fail('bad number');
+    }
+    this.i = i;
+  }
+}
