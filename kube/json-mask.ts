@@ -31,28 +31,48 @@ const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');
 const NULL = Buffer.from('null');
 
-/** One object mask, compiled: exact keys in a Map, prefixes longest first. */
+/** A key of an object mask as UTF-8 bytes (a prefix without its `*`), and its mask. */
+interface Entry {
+  readonly bytes: Buffer;
+  readonly mask: Node | true;
+}
+
+/** One object mask, compiled: keys compared as bytes (no string is built per key), prefixes longest first. */
 interface Node {
-  readonly exact: Map<string, Node | true>;
-  readonly prefixes: ReadonlyArray<readonly [string, Node | true]>;
+  readonly exact: readonly Entry[];
+  readonly prefixes: readonly Entry[];
 }
 
 function compile(mask: FieldMask): Node | true {
   if (mask === true) return true;
-  const exact = new Map<string, Node | true>();
-  const prefixes: Array<[string, Node | true]> = [];
+  const exact: Entry[] = [];
+  const prefixes: Entry[] = [];
   for (const [k, v] of Object.entries(mask)) {
-    exact.set(k, compile(v));
-    if (k.endsWith('*')) prefixes.push([k.slice(0, -1), compile(v)]);
+    exact.push({ bytes: Buffer.from(k, 'utf8'), mask: compile(v) });
+    if (k.endsWith('*')) prefixes.push({ bytes: Buffer.from(k.slice(0, -1), 'utf8'), mask: compile(v) });
   }
-  prefixes.sort((a, b) => b[0].length - a[0].length);
+  prefixes.sort((a, b) => b.bytes.length - a.bytes.length);
   return { exact, prefixes };
 }
 
-function lookup(node: Node, key: string): Node | true | undefined {
-  const hit = node.exact.get(key);
-  if (hit !== undefined) return hit;
-  for (const [prefix, sub] of node.prefixes) if (key.startsWith(prefix)) return sub;
+/** Whether `key[from, from + bytes.length)` is `bytes`. */
+function startsWith(key: Buffer, from: number, to: number, bytes: Buffer): boolean {
+  if (to - from < bytes.length) return false;
+  for (let k = 0; k < bytes.length; k += 1) if (key[from + k] !== bytes[k]) return false;
+  return true;
+}
+
+/** The mask of the key `key[from, to)` (unescaped UTF-8), or undefined when it is dropped. */
+function lookup(node: Node, key: Buffer, from: number, to: number): Node | true | undefined {
+  const { exact, prefixes } = node;
+  for (let k = 0; k < exact.length; k += 1) {
+    const e = exact[k] as Entry;
+    if (e.bytes.length === to - from && startsWith(key, from, to, e.bytes)) return e.mask;
+  }
+  for (let k = 0; k < prefixes.length; k += 1) {
+    const e = prefixes[k] as Entry;
+    if (startsWith(key, from, to, e.bytes)) return e.mask;
+  }
   return undefined;
 }
 
@@ -108,8 +128,15 @@ export class JsonMask {
   }
 
   private copy(from: number, to: number): void {
-    this.src.copy(this.out, this.o, from, to);
+    if (to - from > 64) this.src.copy(this.out, this.o, from, to);
+    else for (let k = from; k < to; k += 1) this.out[this.o + k - from] = this.src[k] as number;
     this.o += to - from;
+  }
+
+  /** The mask of a key with escapes (rare): decoded first. */
+  private lookupEscaped(mask: Node, from: number, to: number): Node | true | undefined {
+    const key = Buffer.from(JSON.parse(this.src.toString('utf8', from, to)) as string, 'utf8');
+    return lookup(mask, key, 0, key.length);
   }
 
   private put(c: number): void {
@@ -149,8 +176,7 @@ export class JsonMask {
       if (this.byte() !== COLON) this.fail("expected ':'");
       this.i += 1;
       this.space();
-      const key = escaped ? (JSON.parse(this.src.toString('utf8', keyFrom, keyTo)) as string) : this.src.toString('utf8', keyFrom + 1, keyTo - 1);
-      const sub = lookup(mask, key);
+      const sub = escaped ? this.lookupEscaped(mask, keyFrom, keyTo) : lookup(mask, this.src, keyFrom + 1, keyTo - 1);
       if (sub === undefined) this.skip(depth);
       else {
         if (!first) this.put(COMMA);
@@ -297,26 +323,31 @@ export class JsonMask {
 
   /** A number as JSON writes it: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)? */
   private number(): void {
-    const { src, end } = this;
-    let i = this.i;
-    const at = (k: number): number => (k < end ? (src[k] as number) : 0);
-    const digits = (): number => {
-      const from = i;
-      while (at(i) >= ZERO && at(i) <= NINE) i += 1;
-      return i - from;
-    };
-    if (at(i) === MINUS) i += 1;
-    if (at(i) === ZERO) i += 1;
-    else if (digits() === 0) this.fail('unexpected token');
-    if (at(i) === DOT) {
-      i += 1;
-      if (digits() === 0) this.fail('bad number');
+    if (this.at(this.i) === MINUS) this.i += 1;
+    if (this.at(this.i) === ZERO) this.i += 1;
+    else if (this.digits() === 0) this.fail('unexpected token');
+    if (this.at(this.i) === DOT) {
+      this.i += 1;
+      if (this.digits() === 0) this.fail('bad number');
     }
-    if (at(i) === 0x65 || at(i) === 0x45) {
-      i += 1;
-      if (at(i) === PLUS || at(i) === MINUS) i += 1;
-      if (digits() === 0) this.fail('bad number');
+    const e = this.at(this.i);
+    if (e === 0x65 || e === 0x45) {
+      this.i += 1;
+      const sign = this.at(this.i);
+      if (sign === PLUS || sign === MINUS) this.i += 1;
+      if (this.digits() === 0) this.fail('bad number');
     }
-    this.i = i;
+  }
+
+  /** The byte at `k`, 0 past the end. */
+  private at(k: number): number {
+    return k < this.end ? (this.src[k] as number) : 0;
+  }
+
+  /** Passes the digits at `i`; how many. */
+  private digits(): number {
+    const from = this.i;
+    for (let c = this.at(this.i); c >= ZERO && c <= NINE; c = this.at(this.i)) this.i += 1;
+    return this.i - from;
   }
 }
