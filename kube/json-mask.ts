@@ -30,6 +30,9 @@ const MAX_DEPTH = 512;
 const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');
 const NULL = Buffer.from('null');
+const EMPTY = Buffer.alloc(0);
+/** The output buffer kept between calls; a larger one (a huge object) is let go after its call. */
+const KEPT_OUT_BYTES = 1024 * 1024;
 
 /** A key of an object mask as UTF-8 bytes (a prefix without its `*`), and its mask. */
 interface Entry {
@@ -86,7 +89,7 @@ function isHex(c: number): boolean {
 
 export class JsonMask {
   private readonly root: Node | true;
-  private src: Buffer = Buffer.alloc(0);
+  private src: Buffer = EMPTY;
   private end = 0;
   private i = 0;
   private out: Buffer = Buffer.alloc(64 * 1024);
@@ -110,7 +113,8 @@ export class JsonMask {
       if (this.i !== end) this.fail('unexpected data after the value');
       return this.out.toString('utf8', 0, this.o);
     } finally {
-      this.src = Buffer.alloc(0); // the input is not kept
+      this.src = EMPTY; // the input is not kept
+      if (this.out.length > KEPT_OUT_BYTES) this.out = Buffer.alloc(64 * 1024);
     }
   }
 
