@@ -7,8 +7,11 @@
  *
  * It is a tokenizer of JSON structure only (strings, escapes, nesting); what it hands out is
  * parsed by JSON.parse, so malformed items are errors, never partial objects. Bounded: an
- * item over `maxItemBytes` is an error.
+ * item over `maxItemBytes` is an error. With `itemMask` (json-mask.ts) each item is masked before
+ * JSON.parse: only the fields the caller reads are built.
  */
+import type { JsonMask } from './json-mask.js';
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_OBJECT = 0x7b;
@@ -48,6 +51,7 @@ export class ListDecoder {
   constructor(
     private readonly onItem: (item: unknown) => void,
     private readonly maxItemBytes = 16 * 1024 * 1024,
+    private readonly itemMask?: JsonMask,
   ) {}
 
   get metadata(): ListMetadata {
@@ -166,12 +170,13 @@ export class ListDecoder {
   private endCapture(chunk: Buffer, at: number): void {
     const last = chunk.subarray(this.captureStart, at + 1);
     if (this.captureBytes + last.length > this.maxItemBytes) throw new Error(`list response: one item is larger than ${this.maxItemBytes} bytes`);
-    const text = this.captureParts.length === 0 ? last.toString('utf8') : Buffer.concat([...this.captureParts, last]).toString('utf8');
+    const bytes = this.captureParts.length === 0 ? last : Buffer.concat([...this.captureParts, last]);
     const kind = this.capture;
     this.capture = undefined;
     this.captureParts = [];
     this.captureBytes = 0;
-    const value: unknown = JSON.parse(text);
+    const mask = kind === 'item' ? this.itemMask : undefined;
+    const value: unknown = JSON.parse(mask === undefined ? bytes.toString('utf8') : mask.apply(bytes));
     if (kind === 'item') this.onItem(value);
     else {
       const m = value as { resourceVersion?: unknown; continue?: unknown };

@@ -30,13 +30,18 @@
  *   streaming request itself resets that to `""`, as client-go's reflector. A server that
  *   refuses it (422) or ignores it, or three failed attempts in a row, make `auto` list from
  *   the watch cache as above for the rest of the process life (`fellBack`).
+ * - With `fields`, each listed item and watch event is masked before JSON.parse (json-mask.ts)
+ *   to those fields and the ones this list/watch reads (watch-fields.ts): the rest of an object
+ *   is scanned, never built. (The paged consistent list after a 410 is parsed whole.)
  */
+import type { FieldMask } from '../src/field-mask.js';
 import type { Clock, TimerHandle } from './clock.js';
 import type { KubeConnection } from './connection.js';
 import { JitteredBackoff } from './backoff.js';
 import { listPages } from './list-pages.js';
 import { streamList } from './list-stream.js';
 import { InitialEvents, refusalOf, WATCH_LIST_MAX_FAILURES, watchListQuery, type WatchListMode } from './watch-list.js';
+import { watchMasks, type WatchMasks } from './watch-fields.js';
 import { streamWatch } from './watch-stream.js';
 
 export interface ListWatchHandlers<T> {
@@ -68,6 +73,8 @@ export interface ListWatchOptions<T> {
   pageSize?: number;
   /** What is kept of one API object (called on every listed item and watch event). */
   project: (raw: unknown) => T;
+  /** The fields `project` and `keyOf` read of an object: only those are decoded (all when absent). */
+  fields?: FieldMask;
   keyOf: (obj: T) => string;
   clock: Clock;
   backoffMaxMs: number;
@@ -114,12 +121,14 @@ export class RestartingListWatch<T> {
   private streamRefused = false;
   /** Streaming-list attempts in a row that ended before their initial-events-end bookmark. */
   private streamFailures = 0;
+  private readonly masks: WatchMasks | undefined;
 
   constructor(
     private readonly options: ListWatchOptions<T>,
     private readonly handlers: ListWatchHandlers<T>,
   ) {
     this.known = handlers.keys === undefined ? new Set<string>() : undefined;
+    this.masks = options.fields === undefined ? undefined : watchMasks(options.fields);
     this.backoff = new JitteredBackoff({ initialMs: BACKOFF_START_MS, maxMs: options.backoffMaxMs, resetAfterMs: BACKOFF_RESET_MS, jitter: 1, now: () => options.clock.now(), random: options.random });
   }
 
@@ -274,10 +283,10 @@ export class RestartingListWatch<T> {
    */
   private async listFromCache(generation: number, take: (raw: unknown) => void): Promise<string | undefined> {
     const { connection, path, labelSelector } = this.options;
-    const first = await streamList(connection, path, { labelSelector, resourceVersion: this.syncedRv ?? '0' }, take);
+    const first = await streamList(connection, path, { labelSelector, resourceVersion: this.syncedRv ?? '0' }, take, this.masks?.item);
     let token = first.continue;
     while (token !== undefined && generation === this.generation) {
-      const page = await streamList(connection, path, { labelSelector, continue: token }, take);
+      const page = await streamList(connection, path, { labelSelector, continue: token }, take, this.masks?.item);
       token = page.continue;
     }
     return first.resourceVersion;
@@ -341,7 +350,7 @@ export class RestartingListWatch<T> {
     };
     const from = initial === undefined ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true } : watchListQuery(this.syncedRv);
     const query = { labelSelector, ...from, timeoutSeconds: watchTimeoutSeconds };
-    const abort = await streamWatch(this.options.connection, path, query, onEvent, onDone);
+    const abort = await streamWatch(this.options.connection, path, query, onEvent, onDone, this.masks === undefined ? {} : { mask: this.masks.event });
     if (generation === this.generation && !this.stopped) this.abort = abort;
     else abort.abort(); // over already (stopped, refused, or done): nothing more is read
   }

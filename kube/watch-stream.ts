@@ -12,6 +12,7 @@
  * error (the list/watch restarts from its last resourceVersion with backoff).
  */
 import type { KubeConnection } from './connection.js';
+import type { JsonMask } from './json-mask.js';
 import { prepareRequest, readErrorAnswer, type KubeQuery } from './request.js';
 
 const NEWLINE = 0x0a;
@@ -25,6 +26,8 @@ export interface WatchEventHandler {
 
 export interface WatchStreamOptions {
   maxLineBytes?: number;
+  /** Applied to each event line before JSON.parse (a mask of `{type, object}`): only what is read is built. */
+  mask?: JsonMask;
 }
 
 /** Splits a byte stream into lines (without the newline), each at most `max` bytes. */
@@ -81,10 +84,11 @@ export async function streamWatch(conn: KubeConnection, path: string, query: Kub
       readErrorAnswer(res, code, `watch ${url.pathname}`, finish);
       return;
     }
+    const { mask } = options;
     const lines = new LineSplitter((line) => {
       let event: { type?: unknown; object?: unknown };
       try {
-        event = JSON.parse(line.toString('utf8')) as { type?: unknown; object?: unknown };
+        event = JSON.parse(mask === undefined ? line.toString('utf8') : mask.apply(line)) as { type?: unknown; object?: unknown };
       } catch {
         throw new Error(`watch ${url.pathname}: an event is not JSON: ${line.subarray(0, 100).toString('utf8')}`);
       }

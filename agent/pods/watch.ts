@@ -3,12 +3,13 @@
  * restarting list/watch (kube/list-watch.ts: `@kubernetes/client-node`'s Watch; the initial
  * state from a streaming list where the API server offers it, else a list from the watch cache
  * decoded as it streams; relist on 410, jittered backoff restarts) with each pod pruned to the
- * fields conndrain reads as it arrives, so no full pod object outlives its event.
+ * fields conndrain reads as it arrives (decoded only those: POD_FIELDS masks the bytes before
+ * JSON.parse), so no full pod object is ever built.
  */
 import type { Logger } from 'pino';
 import { MANAGED_SELECTOR } from '../../src/contract.js';
 import type { PodLike } from '../../src/pod/pod-like.js';
-import { prunePod } from '../../src/pod/prune.js';
+import { POD_FIELDS, prunePod } from '../../src/pod/prune.js';
 import type { Clock } from '../../kube/clock.js';
 import type { KubeConnection } from '../../kube/connection.js';
 import { RestartingListWatch } from '../../kube/list-watch.js';
@@ -57,6 +58,7 @@ export class PodWatch {
         labelSelector: MANAGED_SELECTOR,
         pageSize: options.pageSize ?? 100,
         project: (raw) => prunePod(raw as PodLike),
+        fields: POD_FIELDS,
         keyOf: podUid,
         clock: options.clock,
         backoffMaxMs: options.backoffMaxMs,

@@ -7,7 +7,7 @@
  * with one readiness flip every 5 replacements. Measured:
  *
  * - RSS of the agent: peak (VmHWM), settled after the first list, settled after the churn;
- * - first-list time (agent started -> ready) and the RSS peak by then;
+ * - first-list time (agent started -> ready), the agent's CPU time and the RSS peak by then;
  * - watch event -> weight 0 on the pod's IPVS real server (p50/p99), for every drain;
  * - gone pod (DELETED) -> its conntrack flush (p50/p99, this node's pods and all);
  * - the agent's CPU during the churn (% of one core);
@@ -147,6 +147,8 @@ interface Result {
   pods: number;
   firstListS: number;
   firstListPeakMb: number;
+  /** The agent's CPU time from its start to ready (its decode of the first list). */
+  firstListCpuS: number;
   settledMb: number;
   peakMb: number;
   afterChurnMb: number;
@@ -189,7 +191,9 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     const ports = await agent.waitFor('ports', 60_000);
     const baselineMb = procStatus(pid, 'VmRSS');
     const startedAt = wallMs();
+    const listCpu0 = cpuSeconds(pid);
     const ready = await agent.waitFor('ready', 900_000);
+    const firstListCpuS = cpuSeconds(pid) - listCpu0;
     const firstListS = ((ready.t as number) - startedAt) / 1000;
     const firstListPeakMb = procStatus(pid, 'VmHWM');
     await new Promise((r) => setTimeout(r, 5000));
@@ -261,7 +265,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
       }
     }
     for (const l of api.lines) if (l.ev === 'call' && l.status !== 200) console.log(`  ${pods} pods: preStop call ${JSON.stringify(l)}`);
-    return { samples, pods, firstListS, firstListPeakMb, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats, loop, heapAfterList, heapAfterChurn };
+    return { samples, pods, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats, loop, heapAfterList, heapAfterChurn };
   } finally {
     await agent?.end();
     await api.end();
@@ -294,6 +298,7 @@ try {
   row('agent RSS at start (before the list), MB', (r) => r.baselineMb.toFixed(1));
   row('first list: time, s', (r) => r.firstListS.toFixed(1));
   row('first list: RSS peak by then, MB', (r) => r.firstListPeakMb.toFixed(1));
+  row('first list: agent CPU, s', (r) => r.firstListCpuS.toFixed(1));
   row('RSS settled after the list, MB', (r) => r.settledMb.toFixed(1));
   row('RSS peak over the run (VmHWM), MB', (r) => r.peakMb.toFixed(1));
   row('RSS settled after the churn, MB', (r) => r.afterChurnMb.toFixed(1));

@@ -1,7 +1,28 @@
 import { DOMAIN } from '../contract.js';
+import type { FieldMask } from '../field-mask.js';
 import type { PodLike } from './pod-like.js';
 
 const PREFIX = `${DOMAIN}/`;
+
+/**
+ * The fields prunePod reads, as a field mask: the watch decodes only these (kube/json-mask.ts),
+ * so the rest of a pod is never built. Keep the two in step (json-mask.test.ts fails when the
+ * mask drops a field prunePod keeps).
+ */
+export const POD_FIELDS: FieldMask = {
+  metadata: {
+    name: true,
+    namespace: true,
+    uid: true,
+    resourceVersion: true,
+    labels: { [`${PREFIX}*`]: true },
+    annotations: { [`${PREFIX}*`]: true },
+    deletionTimestamp: true,
+    deletionGracePeriodSeconds: true,
+  },
+  spec: { nodeName: true, hostNetwork: true },
+  status: { phase: true, podIP: true, podIPs: { ip: true }, conditions: { type: true, status: true } },
+};
 
 function ours(map: Record<string, string> | undefined): Record<string, string> | undefined {
   if (map === undefined) return undefined;
