@@ -7,10 +7,10 @@
  * scenario and keeps every change.
  *   1. Agent A (a real process) runs; P1 turns unready and its preStop call is held (an open
  *      flow): A holds P1's server at 0. B then reads the state file as it was just before A's
- *      write of that hold landed (the test writes it back without holds: the window the
- *      take/holds exchange covers; agent/ipvs/handover-ipvs.test.ts does the same in-process).
- *   2. Agent B starts on the same ports (SO_REUSEPORT) and the same state file while A runs,
- *      and takes IPVS over (`take`/`holds` on the handover link, docs/handover.md).
+ *      write of that hold landed (a copy without holds: the window the take/holds exchange
+ *      covers; agent/ipvs/handover-ipvs.test.ts does the same in-process).
+ *   2. Agent B starts on the same ports (SO_REUSEPORT) while A runs, follows A (named in the
+ *      file) and takes IPVS over (`take`/`holds` on the handover link, docs/handover.md).
  *   3. P2 turns unready during the overlap, its preStop call is held too.
  *   4. A gets SIGTERM (or kill -9); both pods turn Ready again while A (SIGTERM) still answers
  *      its held calls; then the flows close.
@@ -22,6 +22,7 @@
 import { after, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { openNetlink, type NativeNetlink } from 'netlink-native';
 import type { IpvsServiceKey } from 'netlink-native/types';
 import { insertConntrackForTest } from 'netlink-native/testing';
@@ -39,6 +40,12 @@ const IPS = [P1.ip, P2.ip, OTHER.ip];
 const AGENT_FLAGS = ['--hold-interval', '200ms', '--stats-interval', '1s', '--flow-poll-interval', '100ms', '--conntrack-events=false'];
 /** Agent start under TCG: tsx compiles the import graph (tens of seconds; the first process in the guest pays most). */
 const START_MS = 240_000;
+/**
+ * The compiled CLI the host side built (handover-ipvs.vm.test.ts: scripts/build-cli.mjs into
+ * .vm-cache), which starts in seconds under TCG; without it, the sources through tsx.
+ */
+const CLI_DIR = process.env.CONNDRAIN_HVM_CLI;
+const ENTRY = CLI_DIR === undefined || CLI_DIR === '' ? undefined : [join(CLI_DIR, 'main.js')];
 
 const nodes: AgentNode[] = [];
 after(async () => {
@@ -144,12 +151,15 @@ async function weightIs(sampler: WeightSampler, what: string, ip: string, weight
   await until(what, () => sampler.latest(ip) === weight, timeoutMs, 10);
 }
 
-/** The state file as B would read it before A's write of P1's hold landed: every hold removed. */
-function dropHolds(path: string): number {
-  const state = JSON.parse(readFileSync(path, 'utf8')) as { holds: unknown[] };
-  const dropped = state.holds.length;
-  writeFileSync(path, JSON.stringify({ ...state, holds: [] }));
-  return dropped;
+/**
+ * B's copy of A's state file as B would read it before A's write of P1's hold landed (every
+ * hold removed; A's instance still named as the owner). A copy, not the file itself: A
+ * rewrites its file on every change until B connects, which would put the hold back.
+ */
+function copyWithoutHolds(from: string, to: string): number {
+  const state = JSON.parse(readFileSync(from, 'utf8')) as { holds: unknown[] };
+  writeFileSync(to, JSON.stringify({ ...state, holds: [] }));
+  return state.holds.length;
 }
 
 function holdsInFile(path: string): number {
@@ -166,7 +176,7 @@ async function runScenario(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promi
   const { node, sampler } = await prepareNode(signal === 'SIGTERM' ? 'cdhvt' : 'cdhvk');
   const stateFile = node.path('state.json');
   try {
-    const a = node.startAgent(['state.json'], AGENT_FLAGS);
+    const a = node.startAgent(['state.json'], AGENT_FLAGS, ENTRY);
     await started(a);
     mark('agent A started');
 
@@ -176,11 +186,11 @@ async function runScenario(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promi
     await weightIs(sampler, 'A holds P1 at 0', P1.ip, 0);
     await a.waitFor('P1 drain started on A', (l) => /^drain started$/.test(l.msg ?? '') && l.pod === `shop/${P1.name}`, 30_000);
     await until('A wrote the hold', () => holdsInFile(stateFile) === 1, 30_000);
-    assert.equal(dropHolds(stateFile), 1);
-    mark('P1 held at 0 by A; state file read back without the hold');
+    assert.equal(copyWithoutHolds(stateFile, node.path('state-b.json')), 1);
+    mark('P1 held at 0 by A; B\'s state file: A\'s without the hold');
 
     // B starts while A runs and takes IPVS over.
-    const b = node.startAgent(['state.json'], AGENT_FLAGS);
+    const b = node.startAgent(['state-b.json'], AGENT_FLAGS, ENTRY);
     const loaded = await b.waitFor('B loaded the state file', msgIs(/^state file loaded/), START_MS);
     assert.equal(loaded.holds, 0, 'B read the state file without P1\'s hold (the window the exchange covers)');
     await started(b);
