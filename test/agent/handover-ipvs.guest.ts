@@ -175,8 +175,10 @@ async function runScenario(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promi
   const mark = (what: string): void => t.diagnostic(`${((Date.now() - t0) / 1000).toFixed(1)} s: ${what}`);
   const { node, sampler } = await prepareNode(signal === 'SIGTERM' ? 'cdhvt' : 'cdhvk');
   const stateFile = node.path('state.json');
+  const agents: Array<[string, AgentProcess]> = [];
   try {
     const a = node.startAgent(['state.json'], AGENT_FLAGS, ENTRY);
+    agents.push(['A', a]);
     await started(a);
     mark('agent A started');
 
@@ -191,6 +193,7 @@ async function runScenario(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promi
 
     // B starts while A runs and takes IPVS over.
     const b = node.startAgent(['state-b.json'], AGENT_FLAGS, ENTRY);
+    agents.push(['B', b]);
     const loaded = await b.waitFor('B loaded the state file', msgIs(/^state file loaded/), START_MS);
     assert.equal(loaded.holds, 0, 'B read the state file without P1\'s hold (the window the exchange covers)');
     await started(b);
@@ -246,6 +249,14 @@ async function runScenario(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promi
     assert.deepEqual(sampler.seriesOf(OTHER.ip), [1], 'the server of no pod untouched');
     b.kill('SIGTERM');
     assert.equal(await b.exited, 0, 'B exits 0');
+  } catch (error) {
+    // What the agents said about IPVS and the handover, and what the kernel showed.
+    for (const [name, agent] of agents) {
+      for (const l of agent.lines) if (/handover|ipvs|state file|IPVS|drain/.test(l.msg ?? '')) t.diagnostic(`${name}: ${JSON.stringify(l)}`);
+      for (const line of agent.stderr.slice(-10)) t.diagnostic(`${name} stderr: ${line}`);
+    }
+    t.diagnostic(`weights: ${JSON.stringify(sampler.changes)}`);
+    throw error;
   } finally {
     await sampler.stop().catch(() => undefined);
   }
