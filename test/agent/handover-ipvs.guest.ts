@@ -19,7 +19,7 @@
  * every held call is answered after its flow closed, none reset.
  * Not a *.test.ts file: the host kernel has no IPVS.
  */
-import { after, test, type TestContext } from 'node:test';
+import { after, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -262,6 +262,9 @@ async function runScenario(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promi
   }
 }
 
-test('SIGTERM during the overlap: P1 restored once to 7, P2 once to 3, on the kernel IPVS; A exits 0; no call reset or early', { timeout: 600_000 }, (t) => runScenario(t, 'SIGTERM'));
+// In a suite: the guest reporter forwards diagnostics of nested tests only (the timeline above).
+describe('IPVS across a two-process handover', () => {
+  test('SIGTERM during the overlap: P1 restored once to 7, P2 once to 3, on the kernel IPVS; A exits 0; no call reset or early', { timeout: 600_000 }, (t) => runScenario(t, 'SIGTERM'));
 
-test('kill -9 during the overlap: B still restores P1 to 7 and P2 to 3 once', { timeout: 600_000 }, (t) => runScenario(t, 'SIGKILL'));
+  test('kill -9 during the overlap: B still restores P1 to 7 and P2 to 3 once', { timeout: 600_000 }, (t) => runScenario(t, 'SIGKILL'));
+});
