@@ -15,8 +15,9 @@
  *   4. A gets SIGTERM (or kill -9); both pods turn Ready again while A (SIGTERM) still answers
  *      its held calls; then the flows close.
  * The kernel's weights must read 7 -> 0 -> 7 for P1 and 3 -> 0 -> 3 for P2, nothing else (never
- * 1, never 0 again after the restore); the third server stays at 1. SIGTERM: A exits 0 and
- * every held call is answered after its flow closed, none reset.
+ * 1, never 0 again after the restore); the third server stays at 1; A logs no IPVS edit once B
+ * took IPVS over. SIGTERM: A exits 0 and every held call is answered after its flow closed,
+ * none reset.
  * Not a *.test.ts file: the host kernel has no IPVS.
  */
 import { after, describe, test, type TestContext } from 'node:test';
@@ -170,6 +171,13 @@ function holdsInFile(path: string): number {
   }
 }
 
+/** The kernel's weights over the run so far: each held pod's server 0 while held, then its own weight back once. */
+function assertSeries(sampler: WeightSampler): void {
+  assert.deepEqual(sampler.seriesOf(P1.ip), [7, 0, 7], 'P1: held at 0 under both agents, restored once to 7 (never 1, never 0 again)');
+  assert.deepEqual(sampler.seriesOf(P2.ip), [3, 0, 3], 'P2: held at 0, restored once to 3');
+  assert.deepEqual(sampler.seriesOf(OTHER.ip), [1], 'the server of no pod untouched');
+}
+
 async function runScenario(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
   const t0 = Date.now();
   const mark = (what: string): void => t.diagnostic(`${((Date.now() - t0) / 1000).toFixed(1)} s: ${what}`);
@@ -199,6 +207,7 @@ async function runScenario(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promi
     await started(b);
     await a.waitFor('A followed by B', msgIs(/a newer agent instance connected/), 60_000);
     await b.waitFor('B edits IPVS', msgIs(/^handover: this agent instance edits IPVS now$/), 60_000);
+    const aLinesAtTakeover = a.lines.length;
     const handed = b.lines.find(msgIs(/handed its IPVS holds over/));
     mark(`B took IPVS over (${handed === undefined ? 'no holds message' : `holds handed over: ${String(handed.holds)}`})`);
 
@@ -219,10 +228,12 @@ async function runScenario(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promi
     // Both pods Ready again (A, if SIGTERM, still answers its held calls): B restores them.
     const readyAt = Date.now();
     for (const p of [P1, P2]) node.api.modifyPod('shop', p.name, (pod) => setReady(pod, true));
-    await weightIs(sampler, 'P1 restored', P1.ip, P1.weight);
-    await weightIs(sampler, 'P2 restored', P2.ip, P2.weight);
+    await until('P1 and P2 restored', () => (sampler.latest(P1.ip) ?? 0) > 0 && (sampler.latest(P2.ip) ?? 0) > 0, 30_000, 10);
     mark(`restored ${Date.now() - readyAt} ms after Ready`);
     await new Promise((r) => setTimeout(r, 1500)); // later passes would show a bounce
+    assertSeries(sampler);
+    const aEdits = a.lines.slice(aLinesAtTakeover).filter(msgIs(/^ipvs: /)).map((l) => l.msg);
+    assert.deepEqual(aEdits, [], 'A edits no IPVS server once B took IPVS over');
 
     const closedAt = Date.now();
     for (const p of [P1, P2]) await node.netlink.deleteConntrack({ addresses: [p.ip], match: ['origDst'] });
@@ -244,9 +255,7 @@ async function runScenario(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promi
     await sampler.stop();
     mark(`${sampler.samples} samples; changes: ${JSON.stringify(sampler.changes)}`);
 
-    assert.deepEqual(sampler.seriesOf(P1.ip), [7, 0, 7], 'P1: held at 0 under both agents, restored once to 7 (never 1, never 0 again)');
-    assert.deepEqual(sampler.seriesOf(P2.ip), [3, 0, 3], 'P2: held at 0, restored once to 3');
-    assert.deepEqual(sampler.seriesOf(OTHER.ip), [1], 'the server of no pod untouched');
+    assertSeries(sampler);
     b.kill('SIGTERM');
     assert.equal(await b.exited, 0, 'B exits 0');
   } catch (error) {
