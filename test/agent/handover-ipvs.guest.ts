@@ -232,8 +232,8 @@ async function runScenario(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promi
     mark(`restored ${Date.now() - readyAt} ms after Ready`);
     await new Promise((r) => setTimeout(r, 1500)); // later passes would show a bounce
     assertSeries(sampler);
-    const aEdits = a.lines.slice(aLinesAtTakeover).filter(msgIs(/^ipvs: /)).map((l) => l.msg);
-    assert.deepEqual(aEdits, [], 'A edits no IPVS server once B took IPVS over');
+    const assertAEditsNothing = (): void => assert.deepEqual(a.lines.slice(aLinesAtTakeover).filter(msgIs(/^ipvs: /)).map((l) => l.msg), [], 'A edits no IPVS server once B took IPVS over');
+    assertAEditsNothing();
 
     const closedAt = Date.now();
     for (const p of [P1, P2]) await node.netlink.deleteConntrack({ addresses: [p.ip], match: ['origDst'] });
@@ -256,6 +256,7 @@ async function runScenario(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promi
     mark(`${sampler.samples} samples; changes: ${JSON.stringify(sampler.changes)}`);
 
     assertSeries(sampler);
+    assertAEditsNothing(); // to its exit (SIGTERM: it answered its held calls meanwhile)
     b.kill('SIGTERM');
     assert.equal(await b.exited, 0, 'B exits 0');
   } catch (error) {
