@@ -63,14 +63,15 @@ export class AgentNode {
 
   /**
    * Starts `conndrain agent` in the namespace for node-1, with the stand-in's kubeconfig, the
-   * given state file (under the folder), the relayed drain and metrics ports, and `extra` flags.
+   * given state file (under the folder), the relayed drain and metrics ports, and `extra` flags
+   * (`entry`: AgentProcess.start's).
    */
-  startAgent(stateFile: string[], extra: string[] = []): AgentProcess {
+  startAgent(stateFile: string[], extra: string[] = [], entry?: readonly string[]): AgentProcess {
     const agent = AgentProcess.start(this.ns, [
       '--node-name', 'node-1', '--kubeconfig', this.path('kubeconfig'), '--state-file', this.path(...stateFile),
       '--drain-port', String(DRAIN_PORT), '--metrics-port', String(METRICS_PORT), '--metrics-address', '127.0.0.1',
       ...extra,
-    ]);
+    ], entry);
     this.agents.push(agent);
     return agent;
   }

@@ -79,8 +79,12 @@ export class AgentProcess {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
-  static start(ns: string, args: string[]): AgentProcess {
-    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--import', 'tsx', join(REPO, 'cli/main.ts'), 'agent', ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  /**
+   * `entry`: what node runs before `agent ...` (default: the TypeScript sources through tsx; a
+   * compiled CLI bundle, e.g. `[<outdir>/main.js]`, starts in a fraction of the time under TCG).
+   */
+  static start(ns: string, args: string[], entry: readonly string[] = ['--import', 'tsx', join(REPO, 'cli/main.ts')]): AgentProcess {
+    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, ...entry, 'agent', ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
     return new AgentProcess(child);
   }
 

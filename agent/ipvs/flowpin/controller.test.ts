@@ -183,3 +183,55 @@ test('an idle twin whose order drifted (servers added at different times) is reb
   await flowpin.sync();
   assert.deepEqual(await order(ipvs, TWIN), before, 'rebuilt');
 });
+
+/** nftables whose table reads wait until released: a pass in flight for as long as the test wants. */
+class SlowNft extends MemoryNft {
+  reads = 0;
+  private gates: Array<() => void> = [];
+
+  override async listTable(): Promise<unknown> {
+    this.reads += 1;
+    await new Promise<void>((resolve) => this.gates.push(resolve));
+    return super.listTable();
+  }
+
+  /** Lets every read waiting now go on. */
+  release(): void {
+    for (const open of this.gates.splice(0)) open();
+  }
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(check(), 'timed out');
+}
+
+test('nft slower than the passes asked for: the calls made meanwhile share one pass (the queue does not grow)', async () => {
+  const ipvs = await node();
+  const nft = new SlowNft();
+  const { hold, flowpin } = rig(ipvs, nft);
+  await hold.sync([DRAINING], new Set());
+  const first = flowpin.sync();
+  await until(() => nft.reads === 1);
+  const later = Array.from({ length: 20 }, () => flowpin.sync()); // every hold pass and interval asks
+  nft.release();
+  await first;
+  await until(() => nft.reads === 2);
+  nft.release();
+  await Promise.all(later);
+  assert.equal(nft.reads, 2, 'one pass for the 20 calls made while the first ran');
+});
+
+test('stop() waits for the pass in flight only: passes asked meanwhile do not run after it', async () => {
+  const ipvs = await node();
+  const nft = new SlowNft();
+  const { hold, flowpin } = rig(ipvs, nft);
+  await hold.sync([DRAINING], new Set());
+  const passes = [flowpin.sync(), flowpin.sync(), flowpin.sync()];
+  await until(() => nft.reads === 1);
+  const stopped = flowpin.stop();
+  nft.release();
+  await stopped;
+  await Promise.all(passes);
+  assert.equal(nft.reads, 1, 'the waiting pass did nothing once stopped');
+});

@@ -83,11 +83,18 @@ class FlowpinMetrics {
   }
 }
 
+/** A pass that did nothing. */
+function idleReport(): FlowpinReport {
+  return { plan: { twins: [], skipped: [], exhausted: [], foreign: [] }, nftApplied: false, deleted: 0, errors: 0 };
+}
+
 export class FlowpinController {
   private readonly clock: Clock;
   private readonly metrics: FlowpinMetrics;
   private timer: TimerHandle | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  /** The pass queued behind the one running, not begun yet: later sync() calls share it. */
+  private waiting: Promise<FlowpinReport> | undefined;
   private sloppyWarned = false;
   private foreignWarned = new Set<number>();
   private stopped = false;
@@ -115,9 +122,17 @@ export class FlowpinController {
     await this.queue.catch(() => undefined);
   }
 
-  /** One pass (plus a follow-up pass when it deleted twins). Passes never overlap. */
+  /**
+   * One pass (plus a follow-up pass when it deleted twins). Passes never overlap. Calls while a
+   * pass waits to begin share that pass, so at most one waits behind the one running however
+   * slow nft is (every hold pass asks for one, and so does the interval); a pass that would
+   * begin after stop() does nothing, so stop() waits for the pass in flight only.
+   */
   sync(): Promise<FlowpinReport> {
+    if (this.waiting !== undefined) return this.waiting;
     const run = this.queue.then(async () => {
+      this.waiting = undefined;
+      if (this.stopped) return idleReport();
       const first = await this.pass();
       if (first.deleted > 0 && !this.stopped) {
         const second = await this.pass();
@@ -125,6 +140,7 @@ export class FlowpinController {
       }
       return first;
     });
+    this.waiting = run;
     this.queue = run.catch(() => undefined);
     return run;
   }
