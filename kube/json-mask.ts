@@ -12,15 +12,8 @@
  * never a partial object. Nesting deeper than MAX_DEPTH is an error.
  */
 import type { FieldMask } from '../src/field-mask.js';
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-bytes.js';
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 const MINUS = 0x2d;
 const PLUS = 0x2b;
 const DOT = 0x2e;

@@ -10,15 +10,9 @@
  * item over `maxItemBytes` is an error. With `itemMask` (json-mask.ts) each item is masked before
  * JSON.parse: only the fields the caller reads are built.
  */
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-bytes.js';
 import type { JsonMask } from './json-mask.js';
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
 
 export interface ListMetadata {
   resourceVersion?: string;
