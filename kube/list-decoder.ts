@@ -13,7 +13,6 @@
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-bytes.js';
 import type { JsonMask } from './json-mask.js';
 
-
 export interface ListMetadata {
   resourceVersion?: string;
   continue?: string;

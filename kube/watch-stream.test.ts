@@ -3,7 +3,8 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import type { KubeConnection } from './connection.js';
-import { LineSplitter, streamWatch } from './watch-stream.js';
+import { JsonMask } from './json-mask.js';
+import { LineSplitter, streamWatch, type WatchStreamOptions } from './watch-stream.js';
 
 test('LineSplitter: lines cut anywhere across chunks come out whole, empty lines skipped', () => {
   const text = '{"a":1}\n\n{"b":"x\\ny"}\n{"c":[1,2,3]}\n';
@@ -33,10 +34,10 @@ async function serve(handler: (res: ServerResponse, url: URL) => void): Promise<
   return { conn, close: () => new Promise((r) => server.close(() => r())) };
 }
 
-function watchUntilDone(conn: KubeConnection, query = {}): Promise<{ events: Array<[string, unknown]>; error: unknown }> {
+function watchUntilDone(conn: KubeConnection, query = {}, options: WatchStreamOptions = {}): Promise<{ events: Array<[string, unknown]>; error: unknown }> {
   const events: Array<[string, unknown]> = [];
   return new Promise((resolve) => {
-    void streamWatch(conn, '/api/v1/pods', query, (type, object) => events.push([type, object]), (error) => resolve({ events, error }));
+    void streamWatch(conn, '/api/v1/pods', query, (type, object) => events.push([type, object]), (error) => resolve({ events, error }), options);
   });
 }
 
@@ -83,6 +84,20 @@ test('streamWatch: a line that is not JSON ends the watch with a clear error (no
     const { events, error } = await watchUntilDone(conn);
     assert.deepEqual(events, [['ADDED', {}]]);
     assert.match((error as Error).message, /not JSON: not json/);
+  } finally {
+    await close();
+  }
+});
+
+test('streamWatch with a mask: only the kept fields arrive, and a line broken in a dropped field still ends the watch with a clear error', async () => {
+  const { conn, close } = await serve((res) => {
+    res.writeHead(200);
+    res.write('{"type":"ADDED","object":{"metadata":{"name":"a"},"spec":{"big":[1,2]}}}\n{"type":"ADDED","object":{"spec":{"big":tru}}}\n');
+  });
+  try {
+    const { events, error } = await watchUntilDone(conn, {}, { mask: new JsonMask({ type: true, object: { metadata: true } }) });
+    assert.deepEqual(events, [['ADDED', { metadata: { name: 'a' } }]]);
+    assert.match((error as Error).message, /not JSON: \{"type":"ADDED","object":\{"spec":\{"big":tru/);
   } finally {
     await close();
   }
