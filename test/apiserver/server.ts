@@ -303,9 +303,22 @@ export class FakeApiServer {
     return this.watches.size;
   }
 
+  /**
+   * A stalled watch: the connections stay open and silent (no event, no error) while changes go
+   * on, as behind a stuck proxy or an overloaded server. `stallWatches(false)` ends the stalled
+   * watches, so their clients watch again from their last resourceVersion and get the replay.
+   */
+  stallWatches(on: boolean): void {
+    this.stalled = on;
+    if (!on) this.dropWatches();
+  }
+
+  private stalled = false;
+
   private publish(entry: HistoryEntry): void {
     this.history.push(entry);
     if (this.history.length > 10_000) this.history.shift();
+    if (this.stalled) return;
     for (const w of this.watches) {
       if (w.resource !== entry.resource || !this.visible(w, entry.object)) continue;
       if (w.pending !== undefined) w.pending.push({ type: entry.type, object: entry.object });
