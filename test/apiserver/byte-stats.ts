@@ -31,7 +31,7 @@ export class ByteStats {
   /** The counters of one client's traffic on one resource (created at first use). */
   counts(client: string, resource: Resource): ByteCounts {
     let byResource = this.clients.get(client);
-    if (byResource === undefined) this.clients.set(client, (byResource = new Map()));
+    if (byResource === undefined) this.clients.set(client, (byResource = new Map<Resource, ByteCounts>()));
     let counts = byResource.get(resource);
     if (counts === undefined) byResource.set(resource, (counts = zero()));
     return counts;

@@ -74,7 +74,7 @@ interface ServiceState {
 
 type Meta = { name?: string; namespace?: string; uid?: string; labels?: Record<string, string>; deletionTimestamp?: string };
 
-const metaOf = (o: JsonObject): Meta => (o.metadata ?? {}) as Meta;
+const metaOf = (o: JsonObject): Meta => (o.metadata ?? {});
 const pair = (k: string, v: string): string => `${k}=${v}`;
 const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -221,7 +221,7 @@ export class EndpointSliceController {
     let byLabel = this.podsByLabel.get(namespace);
     if (byLabel === undefined) {
       if (delta < 0) return;
-      this.podsByLabel.set(namespace, (byLabel = new Map()));
+      this.podsByLabel.set(namespace, (byLabel = new Map<string, Set<string>>()));
     }
     for (const [k, v] of Object.entries(labels)) {
       const key = pair(k, v);
@@ -240,7 +240,7 @@ export class EndpointSliceController {
     const first = svc.selector[0];
     if (first === undefined) return;
     let byPair = this.servicesByPair.get(svc.namespace);
-    if (byPair === undefined) this.servicesByPair.set(svc.namespace, (byPair = new Map()));
+    if (byPair === undefined) this.servicesByPair.set(svc.namespace, (byPair = new Map<string, Set<ServiceState>>()));
     const key = pair(first[0], first[1]);
     let set = byPair.get(key);
     if (set === undefined) byPair.set(key, (set = new Set()));
