@@ -10,7 +10,7 @@
  *   POST   /stand-in/services         body: a Service -> ADDED/MODIFIED (and its EndpointSlices)
  *   DELETE /stand-in/services/<ns>/<name>             -> DELETED (and its EndpointSlices)
  *   GET    /stand-in/services                         -> every Service
- *   GET    /stand-in/stats                            -> {bytesSent, listStats, sliceController}
+ *   GET    /stand-in/stats                            -> {bytesSent, openWatches, listStats, sliceController}
  *   POST   /stand-in/stats/reset                      -> zero bytesSent
  *   POST   /stand-in/expire                           -> 410 for every resourceVersion so far
  *   POST   /stand-in/drop                             -> reset every open watch
@@ -76,7 +76,7 @@ export function handleControl(server: FakeApiServer, req: IncomingMessage, url: 
     return;
   }
   if (method === 'GET' && path === '/stand-in/stats') {
-    send(200, { bytesSent: server.bytesSent(), listStats: server.listStats, sliceController: server.sliceController.stats });
+    send(200, { bytesSent: server.bytesSent(), openWatches: server.openWatchStats(), listStats: server.listStats, sliceController: server.sliceController.stats });
     return;
   }
   if (method === 'POST' && path === '/stand-in/stats/reset') {

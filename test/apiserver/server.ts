@@ -81,6 +81,9 @@ interface OpenWatch {
   timer: NodeJS.Timeout | undefined;
   /** This client's byte counters for this resource. */
   counts: ByteCounts;
+  client: string;
+  /** Bytes written on this watch (initial events included). */
+  bytes: number;
   /** While a streaming list writes its initial events: live events queued behind them. */
   pending?: Array<{ type: WatchEventType; object: JsonObject }> | undefined;
 }
@@ -278,6 +281,18 @@ export class FakeApiServer {
     this.byteStats.reset();
   }
 
+  /** Every open watch: what it watches, its client (`User-Agent`) and the bytes written on it so far. */
+  openWatchStats(): Array<{ resource: Resource; client: string; namespace?: string; labelSelector?: string; fieldSelector?: string; bytes: number }> {
+    return [...this.watches].map((w) => ({
+      resource: w.resource,
+      client: w.client,
+      ...(w.namespace === undefined ? {} : { namespace: w.namespace }),
+      ...(w.labelSelector === undefined ? {} : { labelSelector: w.labelSelector }),
+      ...(w.fieldSelector === undefined ? {} : { fieldSelector: w.fieldSelector }),
+      bytes: w.bytes,
+    }));
+  }
+
   private store(resource: Resource): Map<string, JsonObject> {
     return this.stores[resource];
   }
@@ -423,7 +438,9 @@ export class FakeApiServer {
 
   private writeEvent(w: OpenWatch, type: string, object: JsonObject): boolean {
     const line = this.eventLine(w.resource, type, object);
-    w.counts.watch += Buffer.byteLength(line);
+    const bytes = Buffer.byteLength(line);
+    w.counts.watch += bytes;
+    w.bytes += bytes;
     return w.res.write(line);
   }
 
@@ -464,8 +481,9 @@ export class FakeApiServer {
       return;
     }
     if (collection !== undefined && req.method === 'GET') {
-      const counts = this.byteStats.counts(req.headers['user-agent'] ?? '-', collection.resource);
-      if (isWatch) this.serveWatch(res, send, collection.resource, collection.namespace, query, counts);
+      const client = req.headers['user-agent'] ?? '-';
+      const counts = this.byteStats.counts(client, collection.resource);
+      if (isWatch) this.serveWatch(res, send, collection.resource, collection.namespace, query, { counts, client });
       else this.serveList(res, send, collection.resource, collection.namespace, query, counts);
       return;
     }
@@ -590,7 +608,7 @@ export class FakeApiServer {
     return true;
   }
 
-  private serveWatch(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>, counts: ByteCounts): void {
+  private serveWatch(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>, { counts, client }: { counts: ByteCounts; client: string }): void {
     if (!this.acceptWatchOptions(send, query)) return;
     const streamingList = query.sendInitialEvents === 'true' && this.watchList !== 'ignored';
     const noRv = query.resourceVersion === undefined || query.resourceVersion === '';
@@ -606,6 +624,8 @@ export class FakeApiServer {
       bookmarks: query.allowWatchBookmarks === 'true',
       timer: undefined,
       counts,
+      client,
+      bytes: 0,
     };
     counts.watches += 1;
     if (!Number.isFinite(from) || (!streamingList && from !== 0 && from < this.compactedRv)) {
@@ -653,6 +673,7 @@ export class FakeApiServer {
         const bytes = Buffer.byteLength(text);
         this.listStats.bytes += bytes;
         w.counts.list += bytes;
+        w.bytes += bytes;
         ok = w.res.write(text);
       }
       if (i < snapshot.length) {
