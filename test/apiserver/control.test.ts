@@ -32,6 +32,10 @@ describe('API stand-in control routes: Namespaces, Services, stats', () => {
     assert.equal(put.status, 200);
     assert.match((put.json as { spec: { clusterIP: string } }).spec.clusterIP, /^10\.96\./);
     assert.equal(api.listEndpointSlices().length, 1);
+    assert.equal((await call('GET', '/api/v1/namespaces/shop/services/web')).status, 200);
+    assert.equal((await call('GET', '/api/v1/namespaces/shop')).status, 200);
+    assert.equal((await call('GET', '/api/v1/namespaces/shop/pods/a')).status, 200);
+    assert.equal((await call('GET', '/api/v1/namespaces/bank')).status, 404);
     const listed = await call('GET', '/stand-in/services');
     assert.deepEqual((listed.json as Array<{ metadata: { name: string } }>).map((s) => s.metadata.name), ['web']);
     assert.equal((await call('DELETE', '/stand-in/services/shop/web')).status, 200);

@@ -33,7 +33,8 @@
  *   with the real server's message, `ignored` (a server or proxy that drops the parameters)
  *   serves a plain watch. `resourceVersionMatch` on a watch without `sendInitialEvents` is a 422
  *   as on the real server. Counted in `listStats.streamed`; `failNext(.., 'list')` matches it.
- * - `GET /api/v1/namespaces/<ns>/pods/<name>`, `POST /api/v1/namespaces/<ns>/events` (recorded).
+ * - GET of one object (`/api/v1/namespaces/<ns>/pods/<name>`, `.../services/<name>`,
+ *   `/api/v1/namespaces/<name>`, `.../endpointslices/<name>`), `POST /api/v1/namespaces/<ns>/events` (recorded).
  * - Secrets and MutatingWebhookConfigurations: get, create, replace, JSON patch (plain-objects.ts).
  *
  * Tests program it directly (`putPod`, `deletePod`, `putEndpointSlice`, `deleteEndpointSlice`,
@@ -50,7 +51,7 @@ import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { matchesFieldSelector, matchesLabelSelector } from './selectors.js';
 import { handleControl } from './control.js';
-import { collectionOf, keyOf, RESOURCE_NAMES, RESOURCES, type Resource } from './resources.js';
+import { collectionOf, itemOf, keyOf, RESOURCE_NAMES, RESOURCES, type Resource } from './resources.js';
 import { PlainObjects } from './plain-objects.js';
 import { ByteStats, type ByteCounts, type ByteStatsSnapshot } from './byte-stats.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
@@ -471,7 +472,7 @@ export class FakeApiServer {
       return;
     }
     const collection = collectionOf(url.pathname);
-    const podPath = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(url.pathname);
+    const item = itemOf(url.pathname);
     const eventsPath = /^\/api\/v1\/namespaces\/([^/]+)\/events$/.exec(url.pathname);
     const isWatch = query.watch === 'true' || query.watch === '1';
     const streamingList = isWatch && query.sendInitialEvents === 'true';
@@ -487,10 +488,10 @@ export class FakeApiServer {
       else this.serveList(res, send, collection.resource, collection.namespace, query, counts);
       return;
     }
-    if (podPath !== null && req.method === 'GET') {
-      const pod = this.pods.get(`${podPath[1]}/${podPath[2]}`);
-      if (pod === undefined) send(404, status(404, 'NotFound', `pods "${podPath[2]}" not found`));
-      else send(200, pod);
+    if (item !== undefined && req.method === 'GET') {
+      const object = this.store(item.resource).get(keyOf(item.resource, item.namespace, item.name));
+      if (object === undefined) send(404, status(404, 'NotFound', `${item.resource} "${item.name}" not found`));
+      else send(200, object);
       return;
     }
     if (eventsPath !== null && req.method === 'POST') {
