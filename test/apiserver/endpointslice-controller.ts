@@ -31,7 +31,8 @@ import type { JsonObject } from './server.js';
 export interface SliceSink {
   listPods(): JsonObject[];
   getPod(namespace: string, name: string): JsonObject | undefined;
-  putEndpointSlice(slice: JsonObject): JsonObject;
+  /** Stores a slice built for this write (not copied). */
+  putControllerSlice(slice: JsonObject): JsonObject;
   deleteEndpointSlice(namespace: string, name: string): boolean;
 }
 
@@ -351,7 +352,7 @@ export class EndpointSliceController {
 
   private writeSlice(svc: ServiceState, slice: SliceState): void {
     this.stats.writes += 1;
-    this.sink.putEndpointSlice({
+    this.sink.putControllerSlice({
       metadata: {
         name: slice.name,
         generateName: `${svc.name}-`,
@@ -360,7 +361,8 @@ export class EndpointSliceController {
         ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: svc.name, uid: svc.uid, controller: true, blockOwnerDeletion: true }],
       },
       addressType: slice.family,
-      // The real controller's placeholder: `endpoints: null` and no ports.
+      // The real controller's placeholder: `endpoints: null` and no ports. Endpoint objects are
+      // shared with the controller's state, which replaces them and never changes them.
       endpoints: slice.placeholder ? null : [...slice.endpoints.values()].map((e) => e.endpoint),
       ...(slice.placeholder ? {} : { ports: svc.ports }),
     });
