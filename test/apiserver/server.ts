@@ -49,6 +49,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { matchesFieldSelector, matchesLabelSelector } from './selectors.js';
 import { handleControl } from './control.js';
 import { collectionOf, itemOf, keyOf, RESOURCE_NAMES, RESOURCES, type Resource } from './resources.js';
@@ -120,7 +121,6 @@ export class FakeApiServer {
   /** Watches from a resourceVersion below this get 410 Gone. */
   private compactedRv = 0;
   private failures: Array<{ status: number; match: 'list' | 'watch' | 'any' }> = [];
-  private uidSeq = 0;
   /** Secrets and MutatingWebhookConfigurations (plain-objects.ts). */
   readonly plain = new PlainObjects();
   /** Every Event the clients created, in order. */
@@ -208,7 +208,7 @@ export class FakeApiServer {
     return this.pods.get(`${namespace}/${name}`);
   }
 
-  /** Creates or replaces a pod (ADDED or MODIFIED); fills uid/resourceVersion/creationTimestamp. */
+  /** Creates or replaces a pod (ADDED or MODIFIED); fills uid (a UUID, as the real server's), resourceVersion, creationTimestamp. */
   putPod(pod: JsonObject): JsonObject {
     const { stored, previous } = this.putObject('pods', pod);
     this.sliceController.podChanged(previous, stored);
@@ -319,7 +319,7 @@ export class FakeApiServer {
       ...(namespaced ? { namespace: 'default' } : {}),
       creationTimestamp: new Date().toISOString(),
       ...(owned ? meta : structuredClone(meta)),
-      uid: meta.uid ?? (existing?.metadata?.uid) ?? `stand-in-uid-${++this.uidSeq}`,
+      uid: meta.uid ?? (existing?.metadata?.uid) ?? randomUUID(),
       resourceVersion: String(this.rv),
     };
     if (!namespaced) delete metadata.namespace;
