@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { AGENT_OPTIONS } from '../../src/config/agent.js';
 import { WEBHOOK_OPTIONS } from '../../src/config/webhook.js';
 import { parseDurationMs } from '../../src/duration.js';
-import { SYSTEM_NAMESPACE } from '../../src/contract.js';
+import { AGENT_NAMESPACE } from '../../src/contract.js';
 import { intOption, parseArgs, stringOption } from './cli-args.js';
 import { AGENT_DAEMONSET, daemonSet, onlyContainer, podSpecOf, resolvePort } from './objects.js';
 import { checkPodSecurity } from './pod-security.js';
@@ -52,7 +52,8 @@ describe('agent', { skip: KUBECTL_MISSING }, () => {
         // The checker must be able to fail: the agent is the pod it has to reject.
         const reasons = checkPodSecurity(pod, 'baseline').map((v) => v.split(':')[0]);
         assert.deepEqual([...new Set(reasons)].sort(), ['capabilities', 'host namespaces', 'hostPath volumes']);
-        const namespace = pick(objects, 'Namespace', SYSTEM_NAMESPACE);
+        assert.equal(workload.metadata?.namespace, AGENT_NAMESPACE);
+        const namespace = pick(objects, 'Namespace', AGENT_NAMESPACE);
         assert.equal(namespace.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'privileged');
       });
 
