@@ -57,9 +57,9 @@ export const USER_ANNOTATIONS = [
  */
 export const KNOWN_POD_ANNOTATIONS: readonly string[] = [...USER_ANNOTATIONS, ...WEBHOOK_ANNOTATIONS];
 
-/** Pod annotations that meant something once, with what to do instead (warned about, then ignored). */
+/** Retired pod annotations, with what to do instead (warned about wherever they are seen). */
 export const RETIRED_POD_ANNOTATIONS: Readonly<Record<string, string>> = {
-  [ANNOTATION_FLOW_PINNING]: `flow pinning is set per Service now (it acts per IPVS service on every node): label the Service ${SERVICE_LABEL_FLOW_PINNING}=${SERVICE_LABEL_FLOW_PINNING_OFF} instead`,
+  [ANNOTATION_FLOW_PINNING]: `flow pinning acts per IPVS service on every node, so it is switched off per Service: label the Service ${SERVICE_LABEL_FLOW_PINNING}=${SERVICE_LABEL_FLOW_PINNING_OFF} instead`,
 };
 
 /** Keys that belong on another kind of object: found on a pod, the warning says where they go. */

@@ -13,7 +13,7 @@ export type KeyProblemCode =
   | 'unknown-annotation'
   /** A user annotation written as a label: conndrain reads annotations only. */
   | 'annotation-as-label'
-  /** An annotation that no longer has an effect, with what replaces it. */
+  /** A retired annotation, with what replaces it. */
   | 'retired-annotation'
   /** A Namespace or Service label set on a pod, where conndrain never reads it. */
   | 'wrong-object';
@@ -99,7 +99,7 @@ export function checkKeys(metadata: JsonObject | undefined): KeyProblem[] {
     if (KNOWN_POD_ANNOTATIONS.includes(key)) continue;
     const retired = RETIRED_POD_ANNOTATIONS[key];
     const misplaced = wrongObject(key, 'annotation');
-    if (retired !== undefined) problems.push({ code: 'retired-annotation', key, message: `annotation ${key} no longer has an effect: ${retired}` });
+    if (retired !== undefined) problems.push({ code: 'retired-annotation', key, message: `annotation ${key} is retired: ${retired}` });
     else if (misplaced !== undefined) problems.push(misplaced);
     else if (looksLikeOurs(key)) problems.push(unknownAnnotation(key));
   }

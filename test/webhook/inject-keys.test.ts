@@ -64,6 +64,6 @@ test('inject warns about misspelt, misplaced and retired keys, names the object,
   assert.deepEqual(result.messages.filter((m) => !m.endsWith('drain hook injected into the pod template')), [
     'conndrain: deployment/web: unknown annotation "conndrain.io/hok" is ignored; did you mean conndrain.io/hook?',
     'conndrain: pod/api: "conndrain.io/drain" is set as a label; conndrain reads annotations only: write it as the annotation conndrain.io/drain',
-    'conndrain: cronjob/nightly: annotation conndrain.io/flow-pinning no longer has an effect: flow pinning is set per Service now (it acts per IPVS service on every node): label the Service conndrain.io/flow-pinning=off instead',
+    'conndrain: cronjob/nightly: annotation conndrain.io/flow-pinning is retired: flow pinning acts per IPVS service on every node, so it is switched off per Service: label the Service conndrain.io/flow-pinning=off instead',
   ]);
 });
