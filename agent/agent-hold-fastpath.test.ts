@@ -15,6 +15,7 @@ import { pino } from 'pino';
 import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
 import { loadAgentConfig } from '../src/config/agent.js';
 import { FakeApiServer } from '../test/apiserver/server.js';
+import { putWorkload } from '../test/apiserver/workload.js';
 import { managedPod, setReady } from '../test/apiserver/pods.js';
 import { memoryNetlink } from '../bench/agent/stand-ins.js';
 import { Agent } from './agent.js';
@@ -28,6 +29,7 @@ before(async () => {
   await server.start();
   dir = mkdtempSync(join(tmpdir(), 'cd-hold-fastpath-'));
   server.writeKubeconfig(join(dir, 'kubeconfig'));
+  putWorkload(server);
 });
 after(async () => {
   await server.close();

@@ -1,7 +1,8 @@
 /**
- * The agent's work is proportional to what changed (issue 15 item 3): an event re-plans only
- * the pod it touches, a deleting pod goes at its grace end from a timer (no scan, no event),
- * and the state file holds only pods with something to resume, not the cluster.
+ * The agent's work is proportional to what changed (issue 15 item 3, issue 24 item 7): it
+ * plans only its own node's pods (the rest of the cluster comes from EndpointSlices), an event
+ * re-plans only the pod it touches, a deleting pod goes at its grace end from a timer (no scan,
+ * no event), and the state file holds only what has something to resume, not the cluster.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,30 +32,35 @@ test('an event re-plans only its pod; grace ends by timer; the state file holds 
   await agent.start();
   try {
     await until('ready', () => agent.readiness().ready);
-    assert.equal(agent.plannedPods, PODS, 'the first sync plans every pod once');
+    const LOCAL = Math.ceil(PODS / 7);
+    assert.equal(agent.plannedPods, LOCAL, 'the first sync plans every pod of this node once, and no other');
     await new Promise((r) => setTimeout(r, 200)); // several hold intervals: no re-plan without a change
-    assert.equal(agent.plannedPods, PODS);
+    assert.equal(agent.plannedPods, LOCAL);
 
-    server.modifyPod('shop', 'p3', (p) => setReady(p, false));
-    await until('p3 draining', () => agent.snapshot().pods.some((p) => p.key === 'shop/p3' && p.state === 'draining'));
-    assert.equal(agent.plannedPods, PODS + 1, 'one event, one pod re-planned');
-    server.modifyPod('shop', 'p4', (p) => {
+    server.modifyPod('shop', 'p7', (p) => setReady(p, false));
+    await until('p7 draining', () => agent.snapshot().pods.some((p) => p.key === 'shop/p7' && p.state === 'draining'));
+    assert.equal(agent.plannedPods, LOCAL + 1, 'one event, one pod re-planned');
+    server.modifyPod('shop', 'p14', (p) => {
       (p.metadata as { labels: Record<string, string> }).labels.team = 'x'; // a field the plan does not read
     });
     await new Promise((r) => setTimeout(r, 100));
-    assert.equal(agent.plannedPods, PODS + 1, 'an update of an unread field re-plans nothing');
+    assert.equal(agent.plannedPods, LOCAL + 1, 'an update of an unread field re-plans nothing');
+    // Another node's pod: its drain comes from its EndpointSlice, not from a pod watch.
+    server.modifyPod('shop', 'p3', (p) => setReady(p, false));
+    await until('p3 draining (from its slice)', () => agent.snapshot().pods.some((p) => p.key === 'shop/p3' && p.state === 'draining'));
+    assert.equal(agent.plannedPods, LOCAL + 1, 'no pod plan for another node\'s pod');
 
-    server.modifyPod('shop', 'p5', (p) => markDeleting(p, 2));
-    await until('p5 draining', () => agent.snapshot().pods.some((p) => p.key === 'shop/p5' && p.state === 'draining'));
+    server.modifyPod('shop', 'p21', (p) => markDeleting(p, 2));
+    await until('p21 draining', () => agent.snapshot().pods.some((p) => p.key === 'shop/p21' && p.state === 'draining'));
     const planned = agent.plannedPods;
-    await until('p5 gone at its grace end, with no event', () => agent.snapshot().pods.some((p) => p.key === 'shop/p5' && (p.state === 'gone' || p.state === 'flushed')), 4000);
+    await until('p21 gone at its grace end, with no event', () => agent.snapshot().pods.some((p) => p.key === 'shop/p21' && (p.state === 'gone' || p.state === 'flushed')), 4000);
     assert.equal(agent.plannedPods, planned + 1, 'the deadline re-plans that pod alone');
-    await until('p5 flushed', () => flushed.includes('10.50.0.5'));
+    await until('p21 flushed', () => flushed.includes('10.50.0.21'));
 
-    server.modifyPod('shop', 'p6', (p) => markDeleting(p, 30));
-    await until('p6 draining', () => agent.snapshot().pods.some((p) => p.key === 'shop/p6' && p.state === 'draining'));
-    server.deletePod('shop', 'p6');
-    await until('p6 flushed after DELETED', () => flushed.includes('10.50.0.6'));
+    server.modifyPod('shop', 'p28', (p) => markDeleting(p, 30));
+    await until('p28 draining', () => agent.snapshot().pods.some((p) => p.key === 'shop/p28' && p.state === 'draining'));
+    server.deletePod('shop', 'p28');
+    await until('p28 flushed after DELETED', () => flushed.includes('10.50.0.28'));
 
     const onDiskKeys = (): string => {
       try {
@@ -63,9 +69,9 @@ test('an event re-plans only its pod; grace ends by timer; the state file holds 
         return '';
       }
     };
-    // p6 is forgotten once flushed (the API no longer has it); p5 stays, flushed, while the API still shows it.
-    await until('the state file holds p3 (draining) and p5 only', () => onDiskKeys() === 'shop/p3 shop/p5');
-    assert.equal(onDiskKeys(), 'shop/p3 shop/p5', `not the ${PODS} serving pods`);
+    // p28 is forgotten once flushed (the API no longer has it); p21 stays, flushed, while the API still shows it; p3 drains on another node.
+    await until('the state file holds p7 and p3 (draining) and p21 only', () => onDiskKeys() === 'shop/p21 shop/p3 shop/p7');
+    assert.equal(onDiskKeys(), 'shop/p21 shop/p3 shop/p7', `not the ${PODS} serving pods`);
   } finally {
     await agent.stop();
   }

@@ -34,8 +34,9 @@ test('start-up: a preStop call before the first pod list is held, then drained (
   const pod = managedPod({ name: 'early', nodeName: 'node-s', ips: ['10.5.0.1'], drain: '30s', minDrain: '1s', uid: 'uid-early' });
   markDeleting(pod, 60);
   server.putPod(pod);
-  // The first two lists fail: the first complete list is in after the watch's backoff (~750 ms).
-  server.failNext(2, 500, 'list');
+  // The first lists fail (pods, EndpointSlices and Namespaces share them, about three each): the first
+  // complete pod list is in after the watch's backoff (at least 750 ms).
+  server.failNext(9, 500, 'list');
   const agent = await makeAgent('node-s');
   try {
     const { drainPort } = await agent.start();

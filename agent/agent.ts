@@ -1,6 +1,6 @@
 /**
  * The node agent, composed of one runnable per capability (docs/design/agent.md):
- *   events -> state -> handover -> health -> conntrack -> ipvs -> drain -> pods -> plan
+ *   events -> state -> handover -> health -> conntrack -> ipvs -> drain -> pods -> endpoints -> plan
  * started in that order and stopped in the reverse one; a part that fails to start stops those
  * already started. The parts talk through typed seams wired here: pods publish changes, the
  * plan publishes transitions and flushes, and each part reads the plan or the cache it needs.
@@ -15,6 +15,9 @@ import { ConntrackRunnable, type RunningJanitor } from './conntrack/index.js';
 import { DrainRunnable } from './drain/index.js';
 import { IpvsRunnable } from './ipvs/index.js';
 import { DrainPlanner, PlanLoop } from './plan/index.js';
+import { EndpointsRunnable } from './endpoints/index.js';
+import type { DrainingPod } from './ipvs/ipvs-hold.js';
+import { RecentSet } from './recent-set.js';
 import { kubeEventSink, PodEvents, PodsRunnable, type PodCache } from './pods/index.js';
 import { Runnables, type Runnable } from './runnable.js';
 import { AgentMetrics, AgentPhase, ForeignSessions, Handover, Health, StateKeeper, type AgentState, type StateOwner } from './runtime/index.js';
@@ -28,6 +31,7 @@ export class Agent {
   private readonly log: Logger;
   private readonly phase = new AgentPhase();
   private readonly pods: PodsRunnable;
+  private readonly endpoints: EndpointsRunnable;
   private readonly planner: DrainPlanner;
   private readonly state: StateKeeper;
   private readonly health: Health;
@@ -49,12 +53,25 @@ export class Agent {
     const events = new PodEvents(deps.eventSink ?? kubeEventSink(kube), config.nodeName, logger, () => clock.now(), { clock, dropped: (why) => metrics.eventsDropped.inc({ why }) });
     const foreign = new ForeignSessions();
 
-    const pods = this.pods = new PodsRunnable({ kube, clock, logger, metrics, goneSlackMs: config.goneSlackMs, relistBackoffMaxMs: config.relistBackoffMaxMs, watchList: config.watchList });
+    const pods = this.pods = new PodsRunnable({ kube, nodeName: config.nodeName, clock, logger, metrics, goneSlackMs: config.goneSlackMs, relistBackoffMaxMs: config.relistBackoffMaxMs, watchList: config.watchList });
     const { cache } = pods;
     const planner = this.planner = new DrainPlanner(cache);
-    const conntrack = this.conntrack = new ConntrackRunnable({
+    // This node's pods the pod watch lost a moment ago: their endpoints' flushes are the pod watch's.
+    const recentLocal = new RecentSet(4096);
+    const endpoints = this.endpoints = new EndpointsRunnable({
+      kube, clock, logger, metrics, relistBackoffMaxMs: config.relistBackoffMaxMs, watchList: config.watchList,
+      debounceMs: config.endpointDebounceMs, terminatingMaxMs: config.terminatingMaxMs, freshMs: config.viewFreshMs,
+      isLocalPod: (uid) => cache.has(uid) || planner.record(uid) !== undefined || recentLocal.has(uid),
+      sliceUpserted: (slice) => conntrack.sliceUpserted(slice),
+      sliceRemoved: (key) => conntrack.sliceRemoved(key),
+    });
+    /** Another pod than `uid` holding `address`: a live pod of this node, or a current endpoint. */
+    const holderOf = (address: string, uid: string): string | undefined => cache.liveHolder(address, clock.now(), uid)?.view.key ?? endpoints.holderOf(address, uid);
+    const conntrack: ConntrackRunnable = this.conntrack = new ConntrackRunnable({
       config, netlink, kube, clock, logger, metrics, events, plan: planner,
-      liveHolder: (ip, goneUid) => cache.liveHolder(ip, clock.now(), goneUid)?.view.key,
+      liveHolder: holderOf,
+      holderOf,
+      heldLocally: (addresses) => new Set(addresses.filter((a) => cache.liveHolder(a, clock.now()) !== undefined || endpoints.index.holdersOf(a) !== undefined)),
       watchedIps: () => {
         const ips = new Set<string>();
         cache.forEachIp((ip) => ips.add(ip));
@@ -62,8 +79,27 @@ export class Agent {
         return ips;
       },
     });
+    // What to hold: this node's draining pods (by IP) and the cluster's draining endpoints (by their slices' targets).
+    const holdPlan = {
+      draining: (): DrainingPod[] => {
+        const local = planner.draining();
+        const mine = new Set(local.map((p) => p.uid));
+        return [...local, ...endpoints.draining().filter((p) => !mine.has(p.uid))];
+      },
+      isServing: (uid: string): boolean => planner.isServing(uid) || (!planner.draining().some((p) => p.uid === uid) && endpoints.isServing(uid)),
+      takeHoldingChanged: (): boolean => {
+        const a = planner.takeHoldingChanged();
+        const b = endpoints.takeHoldingChanged();
+        return a || b;
+      },
+    };
     const ipvs: IpvsRunnable = this.ipvs = new IpvsRunnable({
-      config, ipvs: netlink, clock, logger, metrics, phase, plan: planner, flowPinningOptOuts: () => cache.flowPinningOptOuts(),
+      config, ipvs: netlink, clock, logger, metrics, phase, plan: holdPlan,
+      flowPinningOptOuts: () => {
+        const out = cache.flowPinningOptOuts();
+        for (const uid of endpoints.flowPinningOptOuts(ipvs.list().map((h) => h.podUid))) out.add(uid);
+        return out;
+      },
       planIdle: (): Promise<void> => plan.idle(), storedHolds: () => state.storedHolds(),
     });
     const drain = this.drain = new DrainRunnable({
@@ -73,12 +109,19 @@ export class Agent {
     const state = this.state = new StateKeeper({
       stateFile: config.stateFile, owner: this.instance, clock, logger, phase,
       sources: {
-        pods: () => planner.snapshot(),
+        pods: () => [...planner.snapshot(), ...endpoints.snapshot()],
         holds: () => ipvs.list(),
         // Stopping gracefully: the sessions still open have no caller waiting; the next agent continues them.
         sessions: () => [...drain.openRecords(this.instance.instance, phase.stopping), ...foreign.list()],
       },
-      resume: { pods: (records) => planner.resume(records), holds: (held) => ipvs.resume(held) },
+      resume: {
+        // This node's pods go to the pod plan; other nodes' (an older agent recorded every pod it planned) to the endpoint plan.
+        pods: (records) => {
+          planner.resume(records.filter((r) => r.nodeName === config.nodeName));
+          endpoints.resume(records.filter((r) => r.nodeName !== config.nodeName));
+        },
+        holds: (held) => ipvs.resume(held),
+      },
     });
     const handover = new Handover({ owner: this.instance, logger, phase, foreign, sessions: drain, ipvs, state });
     this.health = new Health({
@@ -86,20 +129,29 @@ export class Agent {
       ready: () => this.readiness(), holds: () => ipvs.list(), listenSocket: deps.listenSocket, acceptMigrationSysctl: deps.acceptMigrationSysctl,
     });
     const plan: PlanLoop = this.plan = new PlanLoop({
-      planner, cache, synced: () => pods.isSynced, resync: () => pods.resync(), hold: ipvs, rewatch: (now) => conntrack.rewatch(now), save: () => state.save(),
+      planner, cache, synced: () => pods.isSynced && endpoints.isSynced, resync: () => pods.resync(), hold: ipvs, holds: holdPlan, rewatch: (now) => conntrack.rewatch(now), save: () => state.save(),
       holdIntervalMs: config.holdIntervalMs, clock, logger, metrics, phase,
     });
 
     // The seams: who reacts to what.
     pods.changes.subscribe((change) => {
       if (change.kind === 'remove' || change.prior === undefined || change.prior.ips.join() !== change.now.ips.join()) conntrack.ipsChanged();
-      if (change.kind === 'remove') drain.podRemoved(change.gone);
+      if (change.kind === 'remove') {
+        recentLocal.add(change.uid);
+        drain.podRemoved(change.gone);
+      }
       plan.podChanged(change);
     });
-    pods.listed.subscribe(() => {
+    const bothListed = (): void => {
+      if (!pods.isSynced || !endpoints.isSynced) return;
       handover.takeIpvs();
+      conntrack.synced();
       plan.requestRun();
-    });
+    };
+    pods.listed.subscribe(bothListed);
+    endpoints.listed.subscribe(bothListed);
+    endpoints.changed.subscribe(() => plan.requestRun());
+    endpoints.flushes.subscribe((f) => conntrack.flushTargets(f));
     planner.transitions.subscribe((t) => drain.onTransition(t));
     planner.flushes.subscribe((pod) => conntrack.flush(pod));
     conntrack.flushed.subscribe(() => void state.save());
@@ -118,7 +170,7 @@ export class Agent {
         events.stop();
       },
     };
-    this.runnables = new Runnables([eventsRecorder, state, handover, this.health, conntrack, ipvs, drain, pods, plan], logger);
+    this.runnables = new Runnables([eventsRecorder, state, handover, this.health, conntrack, ipvs, drain, pods, endpoints, plan], logger);
   }
 
   /** The pod cache (tests, benches). */
@@ -135,6 +187,7 @@ export class Agent {
     if (this.phase.stopping) return { ready: false, why: 'stopping' };
     if (this.phase.handingOver) return { ready: false, why: 'handing over: answering held drain calls, accepting no new ones' };
     if (!this.pods.isSynced) return { ready: false, why: 'waiting for the first pod list' };
+    if (!this.endpoints.isSynced) return { ready: false, why: 'waiting for the first EndpointSlice and Namespace lists' };
     if (!this.plan.planned) return { ready: false, why: 'waiting for the first drain plan' };
     if (!this.drain.listening) return { ready: false, why: 'drain API not listening' };
     return { ready: true, why: 'ok' };

@@ -42,6 +42,14 @@ export const WEBHOOK_ANNOTATIONS = [ANNOTATION_DRAIN_ID, ANNOTATION_INJECTED] as
 /** The label selector agents watch with. */
 export const MANAGED_SELECTOR = `${LABEL_MANAGED}=${LABEL_MANAGED_VALUE}`;
 
+/** The namespaces whose Services' endpoints the agents hold and flush (the webhook's namespaceSelector too). */
+export const NAMESPACE_INJECT_SELECTOR = `${NAMESPACE_INJECT_LABEL}=${NAMESPACE_INJECT_VALUE}`;
+/**
+ * The EndpointSlices an agent watches: kube-proxy's selector (no headless Service, none another
+ * proxy serves) and no Service that opted out, evaluated by the API server.
+ */
+export const ENDPOINT_SLICE_SELECTOR = `!service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name,${SERVICE_LABEL_HOLD}!=${SERVICE_LABEL_HOLD_DISABLED}`;
+
 /** Every annotation an app team may set, in documentation order. */
 export const USER_ANNOTATIONS = [
   ANNOTATION_DRAIN,

@@ -17,7 +17,9 @@ import type { AgentMetrics } from '../runtime/metrics.js';
 import { Topic } from '../topic.js';
 import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
 import { IndexedConntrack } from './indexed-conntrack.js';
-import type { RunningJanitor } from './janitor/index.js';
+import type { RunningJanitor, ScanReport, StaleJanitor } from './janitor/index.js';
+import type { RawSlice } from '../../src/endpoints/slice-view.js';
+import { TargetFlush, type TargetFlushRequest } from './target-flush.js';
 
 /** The plan's records, as the cleanup needs them: who is gone, and marking them flushed. */
 export interface FlushedPlan {
@@ -26,7 +28,7 @@ export interface FlushedPlan {
 }
 
 export interface ConntrackOptions {
-  config: Pick<AgentConfig, 'nodeName' | 'conntrackEvents' | 'flushWindowMs' | 'janitor' | 'janitorGraceMs' | 'janitorIntervalMs' | 'relistBackoffMaxMs' | 'statsIntervalMs'>;
+  config: Pick<AgentConfig, 'nodeName' | 'conntrackEvents' | 'flushWindowMs' | 'janitor' | 'janitorGraceMs' | 'janitorIntervalMs' | 'relistBackoffMaxMs' | 'statsIntervalMs' | 'restartSweep'>;
   netlink: ConntrackApi & Partial<ConntrackEventsApi>;
   kube: KubeConnection;
   clock: Clock;
@@ -36,8 +38,12 @@ export interface ConntrackOptions {
   plan: FlushedPlan;
   /** The live pod (namespace/name) that holds `ip` now, other than `goneUid` (IP reuse). */
   liveHolder: (ip: string, goneUid: string) => string | undefined;
-  /** The IPs the event index watches: every managed pod known and every pod not yet flushed. */
+  /** The IPs the event index watches: this node's managed pods and those not yet flushed. */
   watchedIps: () => Set<string>;
+  /** Another pod than `uid` that holds `address` now (a current endpoint or a live local pod): never flushed. */
+  holderOf: (address: string, uid: string) => string | undefined;
+  /** Of these addresses, those a current endpoint or a live local pod holds (the restart sweep asks the API about the rest). */
+  heldLocally: (addresses: readonly string[]) => Set<string>;
 }
 
 export class ConntrackRunnable implements Runnable {
@@ -49,6 +55,11 @@ export class ConntrackRunnable implements Runnable {
   /** The stale-entry janitor, when --janitor is on. */
   janitor: RunningJanitor | undefined;
   private readonly cleanup: GhostCleanup;
+  private readonly targets: TargetFlush;
+  /** The ownership index of the restart sweep (and of the janitor when --janitor is on), fed by the endpoints runnable. */
+  private stale: StaleJanitor | undefined;
+  /** The sweep is done (no --janitor): slices are no longer fed to it. */
+  private sweepDone = false;
   /** The conntrack event index, when --conntrack-events is on and it opened. */
   private indexed: IndexedConntrack | undefined;
   /** Pod IPs changed since the event index was last told (told at most once a second). */
@@ -82,6 +93,40 @@ export class ConntrackRunnable implements Runnable {
         passFailed: () => metrics.flushFailures.inc(),
       },
     });
+    this.targets = new TargetFlush({
+      conntrack: this.api,
+      clock,
+      windowMs: config.flushWindowMs,
+      logger: log,
+      holderOf: options.holderOf,
+      hooks: {
+        reuseSkipped: () => metrics.ipReuseSkips.inc(),
+        failed: () => metrics.flushFailures.inc(),
+      },
+    });
+  }
+
+  /** A gone endpoint of another node (or an unmanaged pod): its entries, by its slices' targets. */
+  flushTargets(request: TargetFlushRequest): void {
+    this.targets.request(request);
+  }
+
+  /** A slice arrived or changed (the restart sweep's and the janitor's ownership index). */
+  sliceUpserted(slice: RawSlice): void {
+    if (!this.sweepDone) this.stale?.upsertSlice(slice);
+  }
+
+  sliceRemoved(key: string): void {
+    if (!this.sweepDone) this.stale?.removeSlice(key);
+  }
+
+  /**
+   * Slices, namespaces and this node's pods are all listed: the restart sweep (and the janitor)
+   * scans. Entries DNATed to an address no endpoint owns and no live pod holds are deleted
+   * after the grace: a pod deleted while no agent ran on this node leaves no ghost.
+   */
+  synced(): void {
+    this.stale?.markSynced();
   }
 
   /** The plan found a gone pod whose IPs no live pod holds. */
@@ -105,9 +150,25 @@ export class ConntrackRunnable implements Runnable {
   async start(): Promise<void> {
     const { config, kube, netlink, metrics, clock, logger } = this.options;
     await this.openEventIndex();
-    if (config.janitor) {
-      const { startJanitor } = await import('./janitor/index.js');
-      this.janitor = startJanitor({ connection: kube, conntrack: netlink, registry: metrics.registry, logger, clock, graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs, backoffMaxMs: config.relistBackoffMaxMs });
+    if (config.janitor || config.restartSweep) {
+      const { StaleJanitor, JanitorMetrics, makeLivePodHolders } = await import('./janitor/index.js');
+      const fromApi = makeLivePodHolders(kube, 8, { fromCache: true });
+      const log = logger.child({ part: config.janitor ? 'janitor' : 'restart-sweep' });
+      const janitor = new StaleJanitor({
+        conntrack: netlink, clock, logger: log, metrics: new JanitorMetrics(metrics.registry), graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs,
+        livePodHolders: async (addresses) => {
+          const held = this.options.heldLocally(addresses);
+          const rest = addresses.filter((a) => !held.has(a));
+          for (const a of rest.length === 0 ? [] : await fromApi(rest)) held.add(a);
+          return held;
+        },
+        scanned: (report) => this.onSweep(report),
+      });
+      this.stale = janitor;
+      if (config.janitor) {
+        janitor.start();
+        this.janitor = { janitor, stop: () => janitor.stop() };
+      }
     }
     this.statsTimer = clock.setInterval(() => void this.pollStats(), config.statsIntervalMs);
     void this.pollStats();
@@ -115,8 +176,9 @@ export class ConntrackRunnable implements Runnable {
 
   async stop(): Promise<void> {
     this.statsTimer?.cancel();
-    await this.janitor?.stop();
+    await this.stale?.stop();
     this.cleanup.stop();
+    this.targets.stop();
     this.indexed?.close();
     this.indexed = undefined;
   }
@@ -146,6 +208,15 @@ export class ConntrackRunnable implements Runnable {
       this.indexed = undefined;
       log.warn({ err: error }, 'conntrack events: could not open the event index; dump passes only');
     }
+  }
+
+  /** A sweep scan: deletions counted; with no --janitor the sweep ends once nothing waits out its grace. */
+  private onSweep(report: ScanReport): void {
+    if (report.deleted > 0) this.options.metrics.restartSweepDeleted.inc(report.deleted);
+    if (this.options.config.janitor || report.waiting > 0 || this.sweepDone) return;
+    this.sweepDone = true;
+    this.options.logger.info({ deleted: report.deleted, scanned: report.scanned }, 'restart sweep done: entries of addresses no endpoint or local pod holds were deleted');
+    void this.stale?.stop();
   }
 
   private onFlushed(uid: string, report: FlushReport): void {

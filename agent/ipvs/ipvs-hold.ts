@@ -63,6 +63,20 @@ export interface DrainingPod {
    * needs no scan at once (the interval's full pass holds any server it has).
    */
   wasReady?: boolean;
+  /**
+   * Only the real servers on these ports (and protocols: a fwmark service has none and matches
+   * by port) are held: an endpoint from an EndpointSlice is held by its slice's address, port
+   * and protocol, never by bare IP (a host-network endpoint's address is a node's). Absent:
+   * every server with one of `ips`. Empty: none newly held, those held already stay (a hold
+   * resumed from the state file before the slices are listed).
+   */
+  ports?: ReadonlyArray<{ port: number; protocol: string }>;
+}
+
+/** Whether `pod`'s hold covers the server `dest` of `service` (its ports, when it names them). */
+function covers(pod: DrainingPod, service: IpvsServiceKey, dest: IpvsDestinationKey): boolean {
+  if (pod.ports === undefined) return true;
+  return pod.ports.some((p) => p.port === dest.port && (service.fwmark !== undefined || p.protocol === service.protocol));
 }
 
 export interface IpvsHoldOptions {
@@ -326,7 +340,7 @@ export class IpvsHold {
       if (pod.wasReady !== false && pod.ips.every((ip) => (this.index.get(ip.toLowerCase()) ?? []).length === 0)) unindexed += 1;
       for (const ip of pod.ips) {
         for (const { service, dest } of this.index.get(ip.toLowerCase()) ?? []) {
-          if (this.options.skipService?.(service.key) === true) continue;
+          if (this.options.skipService?.(service.key) === true || !covers(pod, service.key, dest)) continue;
           const id = heldId(service.key, dest);
           if (this.holds.has(id)) continue;
           const h = this.newHold(pod, service, dest);
@@ -371,8 +385,15 @@ export class IpvsHold {
 
   private async holdAll(draining: readonly DrainingPod[], scanned?: Awaited<ReturnType<IpvsHold['scan']>>, scanSeq = Number.POSITIVE_INFINITY): Promise<void> {
     if (draining.length === 0) return; // nothing to hold: no IPVS call at all
-    const podOfIp = new Map<string, DrainingPod>();
-    for (const pod of draining) for (const ip of pod.ips) podOfIp.set(ip.toLowerCase(), pod);
+    // Several draining endpoints may share an address (host-network pods of one node, on their own ports).
+    const podOfIp = new Map<string, DrainingPod[]>();
+    for (const pod of draining) {
+      for (const ip of pod.ips) {
+        const list = podOfIp.get(ip.toLowerCase());
+        if (list === undefined) podOfIp.set(ip.toLowerCase(), [pod]);
+        else list.push(pod);
+      }
+    }
     const { concurrency = 8 } = this.options;
     const listed = scanned ?? await this.scan();
     const newer = (h: HeldServer): boolean => (this.heldAt.get(h) ?? 0) > scanSeq;
@@ -384,7 +405,7 @@ export class IpvsHold {
     for (const { service, dests } of listed) {
       if (dests === undefined || this.options.skipService?.(service.key) === true) continue;
       for (const dest of dests) {
-        const pod = podOfIp.get(dest.address.toLowerCase());
+        const pod = podOfIp.get(dest.address.toLowerCase())?.find((p) => covers(p, service.key, dest));
         if (pod === undefined) continue;
         const id = heldId(service.key, dest);
         seen.add(id);
@@ -524,6 +545,6 @@ class HoldReport {
   }
 }
 
-function podOfIpHas(podOfIp: ReadonlyMap<string, DrainingPod>, held: HeldServer): boolean {
-  return podOfIp.get(held.destination.address.toLowerCase())?.uid === held.podUid;
+function podOfIpHas(podOfIp: ReadonlyMap<string, readonly DrainingPod[]>, held: HeldServer): boolean {
+  return podOfIp.get(held.destination.address.toLowerCase())?.some((p) => p.uid === held.podUid) === true;
 }

@@ -34,6 +34,8 @@ export interface PlanLoopOptions {
    */
   resync: () => Promise<boolean>;
   hold: HoldApplier;
+  /** What to hold: this node's draining pods and the cluster's draining endpoints. */
+  holds: { draining(): DrainingPod[]; takeHoldingChanged(): boolean };
   /** After a run that planned: the conntrack event index is told the watched IPs. */
   rewatch: (nowMs: number) => void;
   /** Writes the state file (coalesced, in the background). */
@@ -172,9 +174,9 @@ export class PlanLoop implements Runnable {
       this.armDeadline();
     }
     // Not synced yet (e.g. API down after a restart): the planner holds what the state file says is draining.
-    const draining = planner.draining();
+    const draining = this.options.holds.draining();
     metrics.podsCached.set(cache.size);
-    const changed = planner.takeHoldingChanged();
+    const changed = this.options.holds.takeHoldingChanged();
     const fullPass = this.reassertDue || !synced;
     this.reassertDue = false;
     await this.options.hold.apply(draining, changed, fullPass);

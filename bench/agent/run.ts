@@ -36,6 +36,7 @@ import { DEFAULT_FLOW_TIMEOUTS } from '../../agent/drain/flows.js';
 import { loadKubeConnection } from '../../kube/load.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { FakeApiServer } from '../../test/apiserver/server.js';
+import { putWorkload } from '../../test/apiserver/workload.js';
 import { managedPod, setReady } from '../../test/apiserver/pods.js';
 import { forwardIpvs, memoryNetlink } from './stand-ins.js';
 
@@ -130,6 +131,7 @@ async function watchToWeightZero(held: number, dir: string, overlap: false | 'ov
   // ever shows: the hang of `--held 1000 --rounds 2`).
   const tag = `${held}-${overlap === false ? 'alone' : overlap}-${++runs}`;
   const kubeconfig = api.writeKubeconfig(join(dir, `kubeconfig-${tag}`));
+  putWorkload(api); // the opted-in namespace and Service: agents learn other nodes' pods from its EndpointSlices
   api.putPod(managedPod({ name: 'target', nodeName: 'node-0', ips: [TARGET] }));
   for (let i = 0; i < 50; i++) api.putPod(managedPod({ name: `other-${i}`, nodeName: 'node-0', ips: [`10.41.0.${i}`] }));
   const ipvs = await buildTable(SERVICES, held);

@@ -18,6 +18,7 @@ import type { ChildProcess } from 'node:child_process';
 import { openNetlink, type NativeNetlink } from 'netlink-native';
 import type { IpvsServiceKey } from 'netlink-native/types';
 import { FakeApiServer } from '../apiserver/server.js';
+import { putWorkload } from '../apiserver/workload.js';
 import { managedPod, markDeleting, setReady } from '../apiserver/pods.js';
 import { addNetns, AgentProcess, API_PORT_IN_NODE, deleteNetns, DRAIN_PORT, getUnix, METRICS_PORT, startRelay, until } from './node-netns.js';
 import { insertConntrackForTest } from 'netlink-native/testing';
@@ -39,6 +40,7 @@ before(async () => {
   await api.start();
   await api.listenUnix(join(dir, 'api.sock'));
   api.writeKubeconfig(join(dir, 'kubeconfig'), `http://127.0.0.1:${API_PORT_IN_NODE}`);
+  putWorkload(api); // the opted-in namespace and Service: agents learn other nodes' pods from its EndpointSlices
   api.putPod(managedPod({ name: 'web-1', nodeName: 'node-a', ips: [POD_IP] }));
   api.putPod(managedPod({ name: 'web-2', nodeName: 'node-b', ips: [OTHER_IP] }));
   for (const node of NODES) {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { openNetlink, type NativeNetlink } from 'netlink-native';
 import { FakeApiServer } from '../apiserver/server.js';
+import { putWorkload } from '../apiserver/workload.js';
 import { addNetns, AgentProcess, API_PORT_IN_NODE, deleteNetns, DRAIN_PORT, METRICS_PORT, startRelay } from './node-netns.js';
 
 export class AgentNode {
@@ -32,6 +33,7 @@ export class AgentNode {
     await this.api.start();
     await this.api.listenUnix(this.path('api.sock'));
     this.api.writeKubeconfig(this.path('kubeconfig'), `http://127.0.0.1:${API_PORT_IN_NODE}`);
+    putWorkload(this.api); // the opted-in namespace and Service: agents learn other nodes' pods from its EndpointSlices
     this.relays.push(await startRelay(this.ns, `tcp:127.0.0.1:${API_PORT_IN_NODE}`, `unix:${this.path('api.sock')}`));
     this.relays.push(await startRelay(this.ns, `unix:${this.path('metrics.sock')}`, `tcp:127.0.0.1:${METRICS_PORT}`));
     this.relays.push(await startRelay(this.ns, `unix:${this.path('drain.sock')}`, `tcp:127.0.0.1:${DRAIN_PORT}`));

@@ -18,6 +18,7 @@ import { AgentMetrics } from '../../agent/runtime/metrics.js';
 import { DEFAULT_FLOW_TIMEOUTS } from '../../agent/drain/flows.js';
 import { memoryNetlink } from '../../bench/agent/stand-ins.js';
 import { FakeApiServer } from '../apiserver/server.js';
+import { putWorkload } from '../apiserver/workload.js';
 import { until as untilPolled } from './node-netns.js';
 
 export interface RigAgentOptions {
@@ -41,6 +42,8 @@ export class AgentRig {
     await this.server.start();
     this.dir = mkdtempSync(join(tmpdir(), `${this.prefix}-`));
     this.server.writeKubeconfig(this.kubeconfig);
+    // The cluster side agents read: namespace shop opted in, Service shop (port 80 -> 8080) over managedPod's pods.
+    putWorkload(this.server);
   }
 
   async stop(): Promise<void> {
@@ -67,7 +70,7 @@ export class AgentRig {
       netlink,
       ...options.deps,
       config: this.config(node, options),
-      logger: pino({ level: 'silent' }),
+      logger: pino({ level: process.env.RIG_LOG ?? 'silent' }),
       kube: await loadKubeConnection({ kubeconfig: this.kubeconfig }),
       flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
       metrics: new AgentMetrics({ defaultMetrics: false }),
@@ -79,7 +82,7 @@ export class AgentRig {
     const loaded = loadAgentConfig({
       flags: {
         nodeName: node, kubeconfig: this.kubeconfig, drainPort: '1', metricsPort: '1', stateFile: options.stateFile ?? this.path(`${node}.json`),
-        holdInterval: '50ms', flushWindow: '20ms', goneSlack: '0s', logLevel: 'silent', ...options.flags,
+        holdInterval: '50ms', flushWindow: '20ms', goneSlack: '0s', logLevel: process.env.RIG_LOG ?? 'silent', ...options.flags,
       },
       env: {},
     });

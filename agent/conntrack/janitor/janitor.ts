@@ -29,6 +29,8 @@ export interface JanitorOptions {
   livePodHolders: (addresses: readonly string[]) => Promise<Set<string>>;
   /** Scan this long after an endpoint removal (coalesces a burst of slice updates). */
   removalDelayMs?: number;
+  /** After each scan, with its report. */
+  scanned?: (report: ScanReport) => void;
 }
 
 export interface ScanReport {
@@ -165,6 +167,7 @@ export class StaleJanitor {
     metrics?.scanDuration.observe(report.ms / 1000);
     this.lastReport = report;
     logger.debug({ ...report }, 'janitor: scan done');
+    this.options.scanned?.(report);
     return report;
   }
 

@@ -1,0 +1,211 @@
+/**
+ * The drain state of the cluster's endpoints, from their EndpointSlices (KEP-1672), the same
+ * on every node:
+ *
+ *   serving  -> draining  some slice lists it terminating or not serving (never `!ready`:
+ *                         publishNotReadyAddresses makes a terminating endpoint ready)
+ *   draining -> serving   every slice lists it serving again, not terminating
+ *   *        -> leaving   it left every slice; `debounceMs` later, still absent: gone
+ *   draining -> gone      terminating for longer than `terminatingMaxMs` (the longest drain the
+ *                         webhook allows): its node is dead
+ *
+ * Only endpoints that are not serving have a record (a handful), so memory and the state file
+ * do not grow with the cluster. A gone endpoint is flushed on this node: every protocol when it
+ * was draining, only UDP and SCTP when it left while serving (its Service was deleted or a
+ * label changed: no proof the pod died; kube-proxy does the same). Pods of this node are left to
+ * the pod watch, which knows whether they died. Decisions by time are taken by the caller only
+ * on a fresh view (`takeDue`).
+ */
+import type { PodRecord } from '../../src/drain-plan.js';
+import type { EndpointTarget, MergedEndpoint } from '../../src/endpoints/endpoint-index.js';
+import type { DrainingPod } from '../ipvs/ipvs-hold.js';
+import { DeadlineQueue } from '../plan/deadline-queue.js';
+
+export type FlushScope = 'all' | 'udp-sctp';
+
+/** A gone endpoint whose entries this node deletes (by its targets; addresses a live pod holds are skipped then). */
+export interface EndpointFlush {
+  uid: string;
+  key: string;
+  targets: EndpointTarget[];
+  scope: FlushScope;
+  why: 'left-after-draining' | 'left-while-serving' | 'terminating-too-long';
+}
+
+interface EndpointRecord {
+  state: 'draining' | 'leaving' | 'gone';
+  uid: string;
+  key: string;
+  nodeName: string | undefined;
+  addresses: string[];
+  targets: EndpointTarget[];
+  sinceMs: number;
+  terminatingSinceMs?: number;
+  leftAtMs?: number;
+  wasDraining?: boolean;
+  /** Resumed from the state file: held as it was until the first slice list decides. */
+  resumed?: boolean;
+}
+
+export interface EndpointPlannerOptions {
+  debounceMs: number;
+  terminatingMaxMs: number;
+  /** A pod of this node the pod watch knows (or knew a moment ago): its flush is the pod watch's. */
+  isLocalPod: (uid: string) => boolean;
+}
+
+export class EndpointPlanner {
+  private readonly records = new Map<string, EndpointRecord>();
+  private readonly deadlines = new DeadlineQueue();
+  private holdingChanged = true;
+
+  constructor(private readonly options: EndpointPlannerOptions) {}
+
+  get draining(): number {
+    let n = 0;
+    for (const r of this.records.values()) if (r.state === 'draining') n += 1;
+    return n;
+  }
+
+  /** When the next decision by time is due. */
+  get nextDeadline(): number | undefined {
+    return this.deadlines.next;
+  }
+
+  /**
+   * One endpoint changed: `before`/`after` are its merged views over the opted-in slices
+   * (undefined: listed in none). `optedOut`: it left because its namespace or Service opted out,
+   * not because it went: forgotten, never flushed.
+   */
+  changed(uid: string, before: MergedEndpoint | undefined, after: MergedEndpoint | undefined, nowMs: number, optedOut = false): void {
+    const rec = this.records.get(uid);
+    if (after === undefined) {
+      if (optedOut) {
+        if (rec !== undefined) this.forget(uid, rec);
+        return;
+      }
+      const last = before ?? (rec?.state === 'draining' ? rec : undefined);
+      if (last === undefined || rec?.state === 'leaving' || rec?.state === 'gone') {
+        if (rec?.state === 'gone') this.forget(uid, rec);
+        return;
+      }
+      const wasDraining = (before?.draining ?? false) || rec?.state === 'draining';
+      this.records.set(uid, { state: 'leaving', uid, key: last.key, nodeName: last.nodeName, addresses: [...last.addresses], targets: [...last.targets], sinceMs: nowMs, leftAtMs: nowMs, wasDraining });
+      if (rec?.state === 'draining') this.holdingChanged = true;
+      this.deadlines.push(nowMs + this.options.debounceMs, uid);
+      return;
+    }
+    if (rec?.state === 'gone') return; // its node is dead: not held again while the slice still lists it
+    if (!after.draining) {
+      if (rec !== undefined) this.forget(uid, rec);
+      return;
+    }
+    const terminatingSinceMs = after.terminating ? (rec?.terminatingSinceMs ?? nowMs) : undefined;
+    const next: EndpointRecord = {
+      state: 'draining', uid, key: after.key, nodeName: after.nodeName, addresses: after.addresses, targets: after.targets,
+      sinceMs: rec?.state === 'draining' ? rec.sinceMs : nowMs,
+      ...(terminatingSinceMs === undefined ? {} : { terminatingSinceMs }),
+    };
+    if (rec?.state !== 'draining' || rec.resumed === true || rec.targets.length !== next.targets.length || rec.targets.some((t, i) => t.address !== next.targets[i]?.address || t.port !== next.targets[i]?.port)) this.holdingChanged = true;
+    this.records.set(uid, next);
+    if (terminatingSinceMs !== undefined && rec?.terminatingSinceMs === undefined) this.deadlines.push(terminatingSinceMs + this.options.terminatingMaxMs, uid);
+  }
+
+  /**
+   * The decisions by time due at `nowMs`, taken on a view the caller made sure is fresh: gone
+   * endpoints to flush (this node's pods excepted).
+   */
+  takeDue(nowMs: number): EndpointFlush[] {
+    const out: EndpointFlush[] = [];
+    for (const uid of this.deadlines.popDue(nowMs)) {
+      const rec = this.records.get(uid);
+      if (rec === undefined) continue;
+      if (rec.state === 'leaving' && rec.leftAtMs !== undefined && nowMs >= rec.leftAtMs + this.options.debounceMs) {
+        this.records.delete(uid);
+        if (!this.options.isLocalPod(uid)) {
+          out.push({ uid, key: rec.key, targets: rec.targets, scope: rec.wasDraining === true ? 'all' : 'udp-sctp', why: rec.wasDraining === true ? 'left-after-draining' : 'left-while-serving' });
+        }
+      } else if (rec.state === 'draining' && rec.terminatingSinceMs !== undefined && nowMs >= rec.terminatingSinceMs + this.options.terminatingMaxMs) {
+        this.records.set(uid, { ...rec, state: 'gone', sinceMs: nowMs });
+        this.holdingChanged = true;
+        if (!this.options.isLocalPod(uid)) out.push({ uid, key: rec.key, targets: rec.targets, scope: 'all', why: 'terminating-too-long' });
+      }
+    }
+    return out;
+  }
+
+  /** Whether a decision by time is due at `nowMs`. */
+  isDue(nowMs: number): boolean {
+    const next = this.deadlines.next;
+    return next !== undefined && next <= nowMs;
+  }
+
+  /** Endpoints to hold at weight 0 on this node, by their slices' targets. */
+  drainingPods(): DrainingPod[] {
+    const out: DrainingPod[] = [];
+    for (const r of this.records.values()) {
+      // This node's pods are the pod watch's: it holds them by IP while they drain and knows when they are gone.
+      if (r.state !== 'draining' || this.options.isLocalPod(r.uid)) continue;
+      out.push({ uid: r.uid, key: r.key, ips: r.addresses, ports: r.resumed === true ? [] : dedupePorts(r.targets), wasReady: true });
+    }
+    return out;
+  }
+
+  /** Whether the endpoints to hold changed since the last call. */
+  takeHoldingChanged(): boolean {
+    const changed = this.holdingChanged;
+    this.holdingChanged = false;
+    return changed;
+  }
+
+  /** Known and not draining (its hold, if any, is released as Ready again). */
+  isServing(uid: string, listed: boolean): boolean {
+    return listed && !this.records.has(uid);
+  }
+
+  /** Records of draining endpoints for the state file (the pod-record shape it keeps). */
+  snapshot(): PodRecord[] {
+    const out: PodRecord[] = [];
+    for (const r of this.records.values()) {
+      if (r.state !== 'draining' || this.options.isLocalPod(r.uid)) continue;
+      out.push({ uid: r.uid, key: r.key, nodeName: r.nodeName, ips: r.addresses, state: 'draining', sinceMs: r.sinceMs, wasReady: true, reason: r.terminatingSinceMs === undefined ? 'not-ready' : 'deleting' });
+    }
+    return out;
+  }
+
+  /** Draining records from the state file (other nodes' pods): held as they were until the first slice list. */
+  resume(records: readonly PodRecord[]): void {
+    for (const rec of records) {
+      if (rec.state !== 'draining' || this.records.has(rec.uid)) continue;
+      this.records.set(rec.uid, { state: 'draining', uid: rec.uid, key: rec.key, nodeName: rec.nodeName, addresses: rec.ips, targets: [], sinceMs: rec.sinceMs, resumed: true });
+    }
+    this.holdingChanged = true;
+  }
+
+  /** The first slice list is in: resumed records no slice lists as draining are dropped (their holds released). */
+  settleResumed(stillDraining: (uid: string) => boolean): void {
+    for (const [uid, rec] of [...this.records]) {
+      if (rec.resumed === true && !stillDraining(uid)) {
+        this.records.delete(uid);
+        this.holdingChanged = true;
+      }
+    }
+  }
+
+  private forget(uid: string, rec: EndpointRecord): void {
+    this.records.delete(uid);
+    if (rec.state === 'draining') this.holdingChanged = true;
+  }
+}
+
+function dedupePorts(targets: readonly EndpointTarget[]): Array<{ port: number; protocol: string }> {
+  const seen = new Set<string>();
+  const out: Array<{ port: number; protocol: string }> = [];
+  for (const t of targets) {
+    const id = `${t.protocol}/${t.port}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push({ port: t.port, protocol: t.protocol });
+  }
+  return out;
+}

@@ -1,0 +1,281 @@
+/**
+ * The endpoints runnable: the rest of the cluster, as kube-proxy sees it. It list/watches
+ * EndpointSlices (kube-proxy's label selector, and not the Services that opted out with
+ * `conndrain.io/hold=disabled`: both evaluated by the API server) and the opted-in Namespaces,
+ * merges endpoints per pod (EndpointIndex), and plans their drain states (EndpointPlanner). It
+ * publishes `changed` (the endpoints to hold changed: the plan loop runs) and `flushes` (gone
+ * endpoints: the conntrack runnable deletes their entries). No node watches every Pod.
+ *
+ * Decisions by time (an endpoint absent past the debounce, one terminating too long) are taken
+ * only on a fresh view: the slice watch is live and read something within `freshMs`, or it is
+ * listed again first. A busy cluster's watch is always fresh; a quiet one's list is small.
+ */
+import type { Logger } from 'pino';
+import { ENDPOINT_SLICE_SELECTOR, NAMESPACE_INJECT_SELECTOR } from '../../src/contract.js';
+import { EndpointIndex, type MergedEndpoint } from '../../src/endpoints/endpoint-index.js';
+import { SLICE_FIELDS, viewSlice, type RawSlice } from '../../src/endpoints/slice-view.js';
+import type { PodRecord } from '../../src/drain-plan.js';
+import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { KubeConnection } from '../../kube/connection.js';
+import { RestartingListWatch } from '../../kube/list-watch.js';
+import type { WatchListMode } from '../../kube/watch-list.js';
+import type { DrainingPod } from '../ipvs/ipvs-hold.js';
+import type { Runnable } from '../runnable.js';
+import type { AgentMetrics } from '../runtime/metrics.js';
+import { Topic } from '../topic.js';
+import { EndpointPlanner, type EndpointFlush } from './endpoint-planner.js';
+
+export const ENDPOINT_SLICES_PATH = '/apis/discovery.k8s.io/v1/endpointslices';
+export const NAMESPACES_PATH = '/api/v1/namespaces';
+
+export interface EndpointsOptions {
+  kube: KubeConnection;
+  clock: Clock;
+  logger: Logger;
+  metrics: AgentMetrics;
+  relistBackoffMaxMs: number;
+  watchList: WatchListMode;
+  /** An endpoint absent from every slice this long is gone (the controller moves endpoints between slices). */
+  debounceMs: number;
+  /** An endpoint terminating this long is gone (its node is dead). */
+  terminatingMaxMs: number;
+  /** A decision by time needs the slice watch to have read something this recently (else it lists again). */
+  freshMs: number;
+  /** A pod of this node the pod watch knows or just lost: its flush is the pod watch's. */
+  isLocalPod: (uid: string) => boolean;
+  /** Each raw slice as it arrives or goes (the janitor's ownership index). */
+  sliceUpserted?: (slice: RawSlice) => void;
+  sliceRemoved?: (key: string) => void;
+}
+
+interface NamespaceLike {
+  metadata?: { name?: string };
+}
+
+export class EndpointsRunnable implements Runnable {
+  readonly name = 'endpoints';
+  readonly index: EndpointIndex;
+  readonly planner: EndpointPlanner;
+  /** The endpoints to hold changed. */
+  readonly changed = new Topic<void>();
+  /** Gone endpoints to flush on this node. */
+  readonly flushes = new Topic<EndpointFlush>();
+  /** Slices and namespaces are both listed (published once). */
+  readonly listed = new Topic<void>();
+  private readonly optedIn = new Set<string>();
+  private readonly slices: RestartingListWatch<RawSlice>;
+  private readonly namespaces: RestartingListWatch<NamespaceLike>;
+  private deadlineTimer: { at: number; handle: TimerHandle } | undefined;
+  private freshening = false;
+  private stopped = false;
+  private announced = false;
+
+  constructor(private readonly options: EndpointsOptions) {
+    const { kube, clock, logger: log, metrics } = options;
+    this.index = new EndpointIndex((ns) => this.optedIn.has(ns));
+    this.planner = new EndpointPlanner({ debounceMs: options.debounceMs, terminatingMaxMs: options.terminatingMaxMs, isLocalPod: options.isLocalPod });
+    const restarting = (what: string) => (error: unknown, delayMs: number): void => {
+      metrics.watchRestarts.inc();
+      log.warn({ err: error, retryInMs: delayMs }, `${what} watch failed; restarting after backoff`);
+    };
+    this.slices = new RestartingListWatch<RawSlice>(
+      {
+        connection: kube, path: ENDPOINT_SLICES_PATH, labelSelector: ENDPOINT_SLICE_SELECTOR, pageSize: 500,
+        project: (raw) => raw as RawSlice, fields: SLICE_FIELDS, keyOf: (s) => `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`,
+        clock, backoffMaxMs: options.relistBackoffMaxMs, watchList: options.watchList,
+      },
+      {
+        upsert: (slice) => this.upsertSlice(slice),
+        remove: (key) => this.removeSlice(key),
+        keys: () => this.sliceKeys(),
+        synced: () => this.maybeListed(),
+        restarting: restarting('EndpointSlice'),
+        relisting: (delayMs) => log.info({ retryInMs: delayMs }, 'EndpointSlice watch: resourceVersion too old (410 Gone); relisting'),
+      },
+    );
+    this.namespaces = new RestartingListWatch<NamespaceLike>(
+      {
+        connection: kube, path: NAMESPACES_PATH, labelSelector: NAMESPACE_INJECT_SELECTOR, pageSize: 500,
+        project: (raw) => ({ metadata: { name: (raw as NamespaceLike).metadata?.name ?? '' } }), fields: { metadata: { name: true, resourceVersion: true } },
+        keyOf: (ns) => ns.metadata?.name ?? '', clock, backoffMaxMs: options.relistBackoffMaxMs, watchList: 'off',
+      },
+      {
+        upsert: (ns) => this.setOptIn(ns.metadata?.name ?? '', true),
+        remove: (name) => this.setOptIn(name, false),
+        keys: () => this.optedIn,
+        synced: () => this.maybeListed(),
+        restarting: restarting('Namespace'),
+      },
+    );
+  }
+
+  /** Both the slices and the opted-in namespaces are listed. */
+  get isSynced(): boolean {
+    return this.slices.synced && this.namespaces.synced;
+  }
+
+  start(): Promise<void> {
+    this.namespaces.start();
+    this.slices.start();
+    return Promise.resolve();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.deadlineTimer?.handle.cancel();
+    await Promise.all([this.slices.stop(), this.namespaces.stop()]);
+  }
+
+  /** Endpoints to hold at weight 0. */
+  draining(): DrainingPod[] {
+    return this.planner.drainingPods();
+  }
+
+  takeHoldingChanged(): boolean {
+    return this.planner.takeHoldingChanged();
+  }
+
+  /** Listed and not draining: a held server of it is released as Ready again. */
+  isServing(uid: string): boolean {
+    return this.planner.isServing(uid, this.index.merged(uid) !== undefined);
+  }
+
+  /** Endpoints whose Service turned flow pinning off (label conndrain.io/flow-pinning=off). */
+  flowPinningOptOuts(uids: Iterable<string>): Set<string> {
+    const out = new Set<string>();
+    for (const uid of uids) if (this.index.merged(uid)?.flowPinningOff === true) out.add(uid);
+    return out;
+  }
+
+  /** Another pod than `uid` listed with `address` now (IP reuse), or undefined. */
+  holderOf(address: string, uid: string): string | undefined {
+    for (const holder of this.index.holdersOf(address)?.keys() ?? []) if (holder !== uid) return holder;
+    return undefined;
+  }
+
+  snapshot(): PodRecord[] {
+    return this.planner.snapshot();
+  }
+
+  resume(records: readonly PodRecord[]): void {
+    this.planner.resume(records);
+  }
+
+  private *sliceKeys(): IterableIterator<string> {
+    yield* this.sliceKeySet;
+  }
+
+  private readonly sliceKeySet = new Set<string>();
+
+  private upsertSlice(raw: RawSlice): void {
+    const view = viewSlice(raw);
+    this.sliceKeySet.add(view.key);
+    this.options.sliceUpserted?.(raw);
+    const before = this.mergedOf([...this.index.uidsOfSlice(view.key), ...view.endpoints.map((e) => e.uid)]);
+    const touched = this.index.upsert(view);
+    this.apply(touched, before);
+  }
+
+  private removeSlice(key: string): void {
+    this.sliceKeySet.delete(key);
+    this.options.sliceRemoved?.(key);
+    const uids = this.index.uidsOfSlice(key);
+    const before = this.mergedOf(uids);
+    const touched = this.index.remove(key);
+    this.apply(touched, before);
+  }
+
+  private mergedOf(uids: Iterable<string>): Map<string, MergedEndpoint | undefined> {
+    const out = new Map<string, MergedEndpoint | undefined>();
+    for (const uid of uids) if (!out.has(uid)) out.set(uid, this.index.merged(uid));
+    return out;
+  }
+
+  private apply(touched: Iterable<string>, before: ReadonlyMap<string, MergedEndpoint | undefined>, optedOut = false): void {
+    const now = this.options.clock.now();
+    for (const uid of touched) this.planner.changed(uid, before.get(uid), this.index.merged(uid), now, optedOut);
+    this.afterChange();
+  }
+
+  private setOptIn(namespace: string, on: boolean): void {
+    if (namespace === '' || this.optedIn.has(namespace) === on) return;
+    const uids = this.index.uidsOfNamespace(namespace);
+    const before = this.mergedOf(uids);
+    if (on) this.optedIn.add(namespace);
+    else this.optedIn.delete(namespace);
+    this.options.logger.info({ namespace, optedIn: on, endpoints: uids.size }, on ? 'namespace opted in: its Services\' endpoints are held and flushed' : 'namespace opted out: its endpoints are no longer held or flushed');
+    this.apply(uids, before, !on);
+  }
+
+  private maybeListed(): void {
+    if (!this.isSynced || this.announced) return;
+    this.announced = true;
+    this.planner.settleResumed((uid) => this.index.merged(uid)?.draining === true);
+    this.options.logger.info({ slices: this.index.sliceCount, endpoints: this.index.endpointCount, namespaces: this.optedIn.size }, 'endpoints: EndpointSlices and opted-in namespaces listed');
+    this.listed.publish();
+    this.afterChange();
+  }
+
+  private afterChange(): void {
+    const { metrics } = this.options;
+    metrics.endpointsTracked.set(this.index.endpointCount);
+    metrics.endpointsDraining.set(this.planner.draining);
+    this.armDeadline();
+    this.changed.publish();
+  }
+
+  /** One timer for the earliest decision by time. */
+  private armDeadline(): void {
+    const next = this.planner.nextDeadline;
+    if (next === undefined || this.stopped) return;
+    if (this.deadlineTimer !== undefined && this.deadlineTimer.at <= next) return;
+    this.deadlineTimer?.handle.cancel();
+    const { clock } = this.options;
+    const handle = clock.setTimeout(() => {
+      this.deadlineTimer = undefined;
+      this.decideDue();
+    }, Math.max(0, next - clock.now()));
+    this.deadlineTimer = { at: next, handle };
+  }
+
+  /** Takes the decisions by time that are due, on a fresh view (listing again first when the watch may be stale). */
+  private decideDue(): void {
+    const { clock, freshMs, metrics, logger } = this.options;
+    if (this.stopped || !this.isSynced) return;
+    const now = clock.now();
+    if (!this.planner.isDue(now)) {
+      this.armDeadline();
+      return;
+    }
+    if (!this.slices.live || this.slices.progressAgeMs() > freshMs) {
+      if (this.freshening) return;
+      this.freshening = true;
+      metrics.staleViewDeferrals.inc({ source: 'endpointslices' });
+      void this.slices.resync().then((applied) => {
+        this.freshening = false;
+        if (this.stopped) return;
+        if (!applied) logger.info('endpoints: a decision by time is due but the EndpointSlices could not be listed again; it waits');
+        const handle = clock.setTimeout(() => this.decideDueAfterResync(applied), applied ? 0 : 1000);
+        this.deadlineTimer = { at: clock.now(), handle };
+      });
+      return;
+    }
+    this.decide(now);
+  }
+
+  private decideDueAfterResync(applied: boolean): void {
+    this.deadlineTimer = undefined;
+    if (applied) this.decide(this.options.clock.now());
+    else this.decideDue();
+  }
+
+  private decide(now: number): void {
+    const flushes = this.planner.takeDue(now);
+    for (const f of flushes) {
+      this.options.metrics.endpointFlushes.inc({ scope: f.scope });
+      this.options.logger.info({ pod: f.key, why: f.why, scope: f.scope, targets: f.targets.length }, 'endpoint gone from every EndpointSlice: flushing its conntrack entries on this node');
+      this.flushes.publish(f);
+    }
+    this.afterChange();
+  }
+}
