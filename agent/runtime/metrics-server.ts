@@ -1,0 +1,48 @@
+/**
+ * The agent's `/metrics` server. With --metrics-secure (the default) it is HTTPS, with the
+ * configured certificate or a self-signed one made at start, and every scrape's bearer token
+ * is reviewed by the API server (kube/metrics-auth); without it, plain HTTP for anyone (labs,
+ * benches). A hostNetwork agent's metrics port is open on every node address: the review is
+ * what keeps the node's figures to the scrapers RBAC allows.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Server as NetServer } from 'node:net';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { KubeConnection } from '../../kube/connection.js';
+import { loadServingPair, MetricsAccess, serveMetrics } from '../../kube/metrics-auth/index.js';
+
+export interface MetricsServerOptions {
+  secure: boolean;
+  certFile: string;
+  keyFile: string;
+  /** Names of a self-signed certificate (the node name first). */
+  dnsNames: readonly string[];
+  kube: KubeConnection;
+  registry: Registry;
+  logger: Logger;
+}
+
+export type MetricsServer = NetServer & { closeIdleConnections(): void; closeAllConnections(): void };
+
+export async function createMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
+  const { registry, logger } = options;
+  const access = options.secure ? new MetricsAccess({ kube: options.kube, logger: logger.child({ part: 'metrics-access' }) }) : undefined;
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const path = new URL(req.url ?? '/', 'http://agent').pathname;
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res.writeHead(req.method !== 'GET' ? 405 : 404, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end(req.method !== 'GET' ? 'only GET\n' : 'not found: /metrics (the probes are on the probes port)\n');
+      return;
+    }
+    void serveMetrics(req, res, registry, logger, access);
+  };
+  if (!options.secure) return createHttpServer(handle);
+  const pair = await loadServingPair({ certFile: options.certFile, keyFile: options.keyFile, dnsNames: options.dnsNames });
+  logger.info({ certificate: pair.source }, 'metrics served over HTTPS, scrapes reviewed by the API server');
+  const server = createHttpsServer({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }, handle);
+  // A failed handshake (a scanner, a plain-HTTP scrape) ends its socket and nothing else.
+  server.on('tlsClientError', (_error: Error, socket) => socket.destroy());
+  return server;
+}
