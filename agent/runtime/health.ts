@@ -50,7 +50,13 @@ export class Health implements Runnable {
       dnsNames: [config.nodeName, 'localhost'], kube: this.options.kube, registry: this.options.registry, logger,
     });
     this.probesPort = await listen(this.probes, config.probesPort, config.probesAddress, listenSocket);
-    this.port = await listen(metrics, config.metricsPort, config.metricsAddress, listenSocket);
+    try {
+      this.port = await listen(metrics, config.metricsPort, config.metricsAddress, listenSocket);
+    } catch (error) {
+      // A part that fails to start is not stopped by the others: the probes listener goes here.
+      this.probes.close();
+      throw error;
+    }
   }
 
   /** Handover: no new connections (they go to the other agent on the same ports). */

@@ -44,6 +44,7 @@ import { matchesFieldSelector, matchesLabelSelector } from './selectors.js';
 import { handleControl } from './control.js';
 import { collectionOf, RESOURCES, type Resource } from './resources.js';
 import { PlainObjects } from './plain-objects.js';
+import { AccessReviews } from './reviews.js';
 
 export type JsonObject = Record<string, unknown> & {
   metadata?: Record<string, unknown> & { name?: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string> };
@@ -99,6 +100,8 @@ export class FakeApiServer {
   private uidSeq = 0;
   /** Secrets and MutatingWebhookConfigurations (plain-objects.ts). */
   readonly plain = new PlainObjects();
+  /** TokenReviews and SubjectAccessReviews (reviews.ts). */
+  readonly reviews = new AccessReviews();
   /** Every Event the clients created, in order. */
   readonly events: JsonObject[] = [];
   /**
@@ -389,6 +392,7 @@ export class FakeApiServer {
       return;
     }
     if (this.plain.handle(req, url.pathname, send, (then) => this.readJson(req, then))) return;
+    if (this.reviews.handle(req, url.pathname, send, (then) => this.readJson(req, then))) return;
     send(404, status(404, 'NotFound', `stand-in: no route ${req.method ?? ''} ${url.pathname}`));
   }
 
