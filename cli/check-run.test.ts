@@ -54,10 +54,10 @@ function install(api: FakeApiServer, o: Install): void {
     addressType: 'IPv4',
     endpoints: [{ addresses: ['10.0.0.5'], conditions: { ready: o.endpointsReady ?? true } }, { addresses: ['10.0.0.6'], conditions: { ready: o.endpointsReady ?? true } }],
   });
-  for (const name of ['node-1', 'node-2']) api.cluster.put('Node', { metadata: { name, labels: { 'kubernetes.io/os': 'linux' } } });
-  api.cluster.put('Node', { metadata: { name: 'virtual-1', labels: { 'kubernetes.io/os': 'linux', type: 'virtual-kubelet' } } });
+  for (const name of ['node-1', 'node-2']) api.workloads.put('Node', { metadata: { name, labels: { 'kubernetes.io/os': 'linux' } } });
+  api.workloads.put('Node', { metadata: { name: 'virtual-1', labels: { 'kubernetes.io/os': 'linux', type: 'virtual-kubelet' } } });
   const agentNodes = o.agentNodes ?? ['node-1', 'node-2'];
-  api.cluster.put('DaemonSet', {
+  api.workloads.put('DaemonSet', {
     metadata: { name: 'conndrain-agent', namespace: NS },
     spec: { template: { spec: {
       nodeSelector: { 'kubernetes.io/os': 'linux' },
@@ -66,13 +66,13 @@ function install(api: FakeApiServer, o: Install): void {
     } } },
     status: { desiredNumberScheduled: 2, numberReady: agentNodes.length },
   });
-  api.cluster.put('Deployment', {
+  api.workloads.put('Deployment', {
     metadata: { name: 'conndrain-webhook', namespace: NS },
     spec: { template: { spec: { containers: [{ name: 'webhook', image: `ghcr.io/conndrain/conndrain-webhook:${VERSION}` }] } } },
   });
   for (const node of agentNodes) api.putPod(agentPod(node));
-  api.cluster.put('Namespace', { metadata: { name: 'shop', labels: { 'conndrain.io/inject': 'enabled' } } });
-  api.cluster.put('Namespace', { metadata: { name: 'other' } });
+  api.putNamespace('shop', { 'conndrain.io/inject': 'enabled' });
+  api.putNamespace('other');
   for (const i of [1, 2, 3]) api.putPod(managedPod({ name: `web-${i}`, nodeName: 'node-1', ips: [`10.3.0.${i}`] }));
 }
 
@@ -163,7 +163,7 @@ describe('kubectl conndrain check, the command', () => {
       assert.equal(good.status, 0, good.stderr);
       assert.match(good.stdout, /^\[ok {2}\] webhook\.configuration: /m);
       assert.match(good.stdout, /all 5 checks passed/);
-      api.cluster.put('DaemonSet', { metadata: { name: 'conndrain-agent', namespace: NS }, spec: { template: { spec: { containers: [{ image: 'x/agent:9.9.9' }] } } }, status: {} });
+      api.workloads.put('DaemonSet', { metadata: { name: 'conndrain-agent', namespace: NS }, spec: { template: { spec: { containers: [{ image: 'x/agent:9.9.9' }] } } }, status: {} });
       const bad = await runAsync(['--kubeconfig', kubeconfig, '--json']);
       assert.equal(bad.status, 1, bad.stderr);
       const parsed = JSON.parse(bad.stdout) as { ok: boolean; checks: CheckResult[] };

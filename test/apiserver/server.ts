@@ -30,8 +30,8 @@
  *   as on the real server. Counted in `listStats.streamed`; `failNext(.., 'list')` matches it.
  * - `GET /api/v1/namespaces/<ns>/pods/<name>`, `POST /api/v1/namespaces/<ns>/events` (recorded).
  * - Secrets and MutatingWebhookConfigurations: get, create, replace, JSON patch (plain-objects.ts).
- * - TokenReviews and SubjectAccessReviews (reviews.ts); Namespaces, Nodes, DaemonSets and
- *   Deployments: get and list (cluster-objects.ts).
+ * - TokenReviews and SubjectAccessReviews (reviews.ts); Nodes, DaemonSets and Deployments:
+ *   get and list (workload-objects.ts).
  *
  * Tests program it directly (`putPod`, `deletePod`, `putEndpointSlice`, `deleteEndpointSlice`,
  * `expireResourceVersions`, `dropWatches`,
@@ -47,7 +47,7 @@ import { handleControl } from './control.js';
 import { collectionOf, RESOURCES, type Resource } from './resources.js';
 import { PlainObjects } from './plain-objects.js';
 import { AccessReviews } from './reviews.js';
-import { ClusterObjects } from './cluster-objects.js';
+import { WorkloadObjects } from './workload-objects.js';
 
 export type JsonObject = Record<string, unknown> & {
   metadata?: Record<string, unknown> & { name?: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string> };
@@ -105,8 +105,8 @@ export class FakeApiServer {
   readonly plain = new PlainObjects();
   /** TokenReviews and SubjectAccessReviews (reviews.ts). */
   readonly reviews = new AccessReviews();
-  /** Namespaces, Nodes, DaemonSets, Deployments: get and list (cluster-objects.ts). */
-  readonly cluster = new ClusterObjects();
+  /** Nodes, DaemonSets, Deployments: get and list (workload-objects.ts). */
+  readonly workloads = new WorkloadObjects();
   /** Every Event the clients created, in order. */
   readonly events: JsonObject[] = [];
   /**
@@ -398,7 +398,7 @@ export class FakeApiServer {
     }
     if (this.plain.handle(req, url.pathname, send, (then) => this.readJson(req, then))) return;
     if (this.reviews.handle(req, url.pathname, send, (then) => this.readJson(req, then))) return;
-    if (this.cluster.handle(req, url, send)) return;
+    if (this.workloads.handle(req, url, send)) return;
     send(404, status(404, 'NotFound', `stand-in: no route ${req.method ?? ''} ${url.pathname}`));
   }
 

@@ -1,7 +1,6 @@
 /**
- * The stand-in's other readable objects, for `kubectl conndrain check`: get and list (label
+ * The stand-in's Nodes and workloads, for `kubectl conndrain check`: get and list (label
  * selector; no watch, no pagination: every list is one page) of
- *   /api/v1/namespaces[/<name>]                              Namespaces
  *   /api/v1/nodes[/<name>]                                   Nodes
  *   /apis/apps/v1/[namespaces/<ns>/]daemonsets[/<name>]      DaemonSets
  *   /apis/apps/v1/[namespaces/<ns>/]deployments[/<name>]     Deployments
@@ -14,22 +13,21 @@ import type { JsonObject } from './server.js';
 type Send = (code: number, body: unknown) => void;
 
 const KINDS = {
-  Namespace: { resource: 'namespaces', apiVersion: 'v1', namespaced: false },
   Node: { resource: 'nodes', apiVersion: 'v1', namespaced: false },
   DaemonSet: { resource: 'daemonsets', apiVersion: 'apps/v1', namespaced: true },
   Deployment: { resource: 'deployments', apiVersion: 'apps/v1', namespaced: true },
 } as const;
 
-export type ClusterKind = keyof typeof KINDS;
+export type WorkloadKind = keyof typeof KINDS;
 
-const CORE = /^\/api\/v1\/(namespaces|nodes)(?:\/([^/]+))?$/;
+const CORE = /^\/api\/v1\/(nodes)(?:\/([^/]+))?$/;
 const APPS = /^\/apis\/apps\/v1\/(?:namespaces\/([^/]+)\/)?(daemonsets|deployments)(?:\/([^/]+))?$/;
 
 function status(code: number, reason: string, message: string): JsonObject {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
 }
 
-export class ClusterObjects {
+export class WorkloadObjects {
   private readonly objects = new Map<string, JsonObject>();
   private rv = 5000;
 
@@ -38,20 +36,20 @@ export class ClusterObjects {
   }
 
   /** Creates or replaces an object of one of the kinds above (by its `kind`). */
-  put(kind: ClusterKind, object: JsonObject): JsonObject {
+  put(kind: WorkloadKind, object: JsonObject): JsonObject {
     const spec = KINDS[kind];
     const meta = object.metadata ?? {};
     const namespace = spec.namespaced ? (meta.namespace ?? 'default') : undefined;
     this.rv += 1;
     const stored: JsonObject = {
       kind, apiVersion: spec.apiVersion, ...structuredClone(object),
-      metadata: { ...structuredClone(meta), ...(namespace === undefined ? {} : { namespace }), resourceVersion: String(this.rv), uid: meta.uid ?? `stand-in-cluster-${this.rv}` },
+      metadata: { ...structuredClone(meta), ...(namespace === undefined ? {} : { namespace }), resourceVersion: String(this.rv), uid: meta.uid ?? `stand-in-workload-${this.rv}` },
     };
     this.objects.set(this.key(spec.resource, namespace, meta.name ?? ''), stored);
     return stored;
   }
 
-  remove(kind: ClusterKind, name: string, namespace?: string): boolean {
+  remove(kind: WorkloadKind, name: string, namespace?: string): boolean {
     const spec = KINDS[kind];
     return this.objects.delete(this.key(spec.resource, spec.namespaced ? (namespace ?? 'default') : undefined, name));
   }
@@ -65,7 +63,7 @@ export class ClusterObjects {
     const resource = core?.[1] ?? apps?.[2] ?? '';
     const namespace = apps?.[1];
     const name = core?.[2] ?? apps?.[3];
-    const kind = (Object.keys(KINDS) as ClusterKind[]).find((k) => KINDS[k].resource === resource) ?? 'Namespace';
+    const kind = (Object.keys(KINDS) as WorkloadKind[]).find((k) => KINDS[k].resource === resource) ?? 'Node';
     if (name !== undefined) {
       const found = this.objects.get(this.key(resource, KINDS[kind].namespaced ? namespace : undefined, name));
       if (found === undefined) send(404, status(404, 'NotFound', `${resource} "${name}" not found`));
