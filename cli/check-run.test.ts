@@ -19,7 +19,8 @@ import { runChecks, type CheckFlags } from './check-run.js';
 import { VERSION } from './version.js';
 
 const NS = 'conndrain-system';
-const FLAGS: CheckFlags = { namespace: NS, webhookConfiguration: 'conndrain', tlsSecret: 'conndrain-webhook-tls' };
+const AGENT_NS = 'conndrain-agent';
+const FLAGS: CheckFlags = { namespace: NS, agentNamespace: AGENT_NS, webhookConfiguration: 'conndrain', tlsSecret: 'conndrain-webhook-tls' };
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
 const pairOf = (): Promise<GeneratedPair> => generateServingPair({ dnsNames: serviceDnsNames('conndrain-webhook', NS), now: new Date(), validityDays: 30 });
 
@@ -34,7 +35,7 @@ interface Install {
 
 function agentPod(node: string): JsonObject {
   return {
-    metadata: { name: `conndrain-agent-${node}`, namespace: NS, labels: { 'app.kubernetes.io/name': 'conndrain', 'app.kubernetes.io/component': 'agent' } },
+    metadata: { name: `conndrain-agent-${node}`, namespace: AGENT_NS, labels: { 'app.kubernetes.io/name': 'conndrain', 'app.kubernetes.io/component': 'agent' } },
     spec: { nodeName: node, containers: [{ name: 'agent', image: 'ghcr.io/conndrain/conndrain-agent:0.1.0' }] },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
   };
@@ -58,7 +59,7 @@ function install(api: FakeApiServer, o: Install): void {
   api.workloads.put('Node', { metadata: { name: 'virtual-1', labels: { 'kubernetes.io/os': 'linux', type: 'virtual-kubelet' } } });
   const agentNodes = o.agentNodes ?? ['node-1', 'node-2'];
   api.workloads.put('DaemonSet', {
-    metadata: { name: 'conndrain-agent', namespace: NS },
+    metadata: { name: 'conndrain-agent', namespace: AGENT_NS },
     spec: { template: { spec: {
       nodeSelector: { 'kubernetes.io/os': 'linux' },
       affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'type', operator: 'NotIn', values: ['virtual-kubelet'] }] }] } } },
@@ -163,7 +164,7 @@ describe('kubectl conndrain check, the command', () => {
       assert.equal(good.status, 0, good.stderr);
       assert.match(good.stdout, /^\[ok {2}\] webhook\.configuration: /m);
       assert.match(good.stdout, /all 5 checks passed/);
-      api.workloads.put('DaemonSet', { metadata: { name: 'conndrain-agent', namespace: NS }, spec: { template: { spec: { containers: [{ image: 'x/agent:9.9.9' }] } } }, status: {} });
+      api.workloads.put('DaemonSet', { metadata: { name: 'conndrain-agent', namespace: AGENT_NS }, spec: { template: { spec: { containers: [{ image: 'x/agent:9.9.9' }] } } }, status: {} });
       const bad = await runAsync(['--kubeconfig', kubeconfig, '--json']);
       assert.equal(bad.status, 1, bad.stderr);
       const parsed = JSON.parse(bad.stdout) as { ok: boolean; checks: CheckResult[] };

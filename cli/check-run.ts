@@ -18,7 +18,10 @@ import { VERSION } from './version.js';
 export interface CheckFlags {
   kubeconfig?: string;
   context?: string;
+  /** The webhook's namespace (-n). */
   namespace: string;
+  /** The agent's namespace. */
+  agentNamespace: string;
   webhookConfiguration: string;
   tlsSecret: string;
   json?: boolean;
@@ -57,16 +60,17 @@ function count(list: Fetched<unknown[]>): Fetched<number> {
 
 export async function runChecks(kube: KubeConnection, flags: CheckFlags, now = new Date()): Promise<CheckResult[]> {
   const ns = encodeURIComponent(flags.namespace);
+  const agentNs = encodeURIComponent(flags.agentNamespace);
   const config = await readObject(kube, `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${encodeURIComponent(flags.webhookConfiguration)}`);
   const service = config.ok ? webhookServiceOf(config.value) : undefined;
   const serviceNs = encodeURIComponent(service?.namespace ?? flags.namespace);
   const [secret, slices, daemonSet, deployment, nodes, agentPods, namespaces, managed] = await Promise.all([
     readObject(kube, `/api/v1/namespaces/${serviceNs}/secrets/${encodeURIComponent(flags.tlsSecret)}`),
     service === undefined ? Promise.resolve<Fetched<never[]>>({ ok: true, value: [] }) : readList(kube, `/apis/discovery.k8s.io/v1/namespaces/${serviceNs}/endpointslices`, { labelSelector: `kubernetes.io/service-name=${service.name}` }),
-    readObject(kube, `/apis/apps/v1/namespaces/${ns}/daemonsets/${AGENT_DAEMONSET}`),
+    readObject(kube, `/apis/apps/v1/namespaces/${agentNs}/daemonsets/${AGENT_DAEMONSET}`),
     readObject(kube, `/apis/apps/v1/namespaces/${ns}/deployments/${WEBHOOK_DEPLOYMENT}`),
     readList(kube, '/api/v1/nodes'),
-    readList(kube, `/api/v1/namespaces/${ns}/pods`, { labelSelector: 'app.kubernetes.io/name=conndrain,app.kubernetes.io/component=agent' }),
+    readList(kube, `/api/v1/namespaces/${agentNs}/pods`, { labelSelector: 'app.kubernetes.io/name=conndrain,app.kubernetes.io/component=agent' }),
     readList(kube, '/api/v1/namespaces', { labelSelector: `${NAMESPACE_INJECT_LABEL}=${NAMESPACE_INJECT_VALUE}` }),
     readList(kube, '/api/v1/pods', { labelSelector: MANAGED_SELECTOR }),
   ]);
@@ -74,7 +78,7 @@ export async function runChecks(kube: KubeConnection, flags: CheckFlags, now = n
     checkWebhookConfiguration(flags.webhookConfiguration, config),
     checkCaBundle(config, flags.tlsSecret, secret, now),
     checkWebhookEndpoints(service, slices),
-    checkAgents(AGENT_DAEMONSET, flags.namespace, daemonSet, nodes, agentPods),
+    checkAgents(AGENT_DAEMONSET, flags.agentNamespace, daemonSet, nodes, agentPods),
     checkVersions(deployment, daemonSet, VERSION),
     describeOptIn(namespaces, count(managed)),
   ];
@@ -111,7 +115,7 @@ export async function runCheck(flags: CheckFlags): Promise<void> {
     throw error;
   }
   const failedAny = results.some((r) => r.status === 'fail');
-  if (flags.json === true) process.stdout.write(`${JSON.stringify({ ok: !failedAny, version: VERSION, namespace: flags.namespace, checks: results }, null, 2)}\n`);
+  if (flags.json === true) process.stdout.write(`${JSON.stringify({ ok: !failedAny, version: VERSION, namespace: flags.namespace, agentNamespace: flags.agentNamespace, checks: results }, null, 2)}\n`);
   else process.stdout.write(formatChecks(results));
   if (failedAny) throw new CliExit(1);
 }

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { SYSTEM_NAMESPACE } from '../../src/contract.js';
+import { AGENT_NAMESPACE, SYSTEM_NAMESPACE } from '../../src/contract.js';
 import type { CheckFlags } from '../check-run.js';
 
 const CHECKS = `
@@ -12,7 +12,7 @@ Checks, one line each (ok, FAIL with its fix, info):
   versions                webhook, agent and this CLI are one release
   namespaces.opted-in     namespaces labelled conndrain.io/inject=enabled, pods managed (info)
 
---json prints { "ok": bool, "version", "namespace", "checks": [ { "id", "status", "summary", "fix"?, "details"? } ] }.
+--json prints { "ok": bool, "version", "namespace", "agentNamespace", "checks": [ { "id", "status", "summary", "fix"?, "details"? } ] }.
 Exit code: 0 every check passed, 1 a check failed or the API server cannot be reached, 2 bad usage.`;
 
 /** `kubectl conndrain check` (and `conndrain check`): options and action. */
@@ -20,7 +20,8 @@ export function defineCheckCommand(check: Command): void {
   check
     .addOption(new Option('--kubeconfig <file>', 'kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'))
     .addOption(new Option('--context <name>', 'kubeconfig context (default: the current one)'))
-    .addOption(new Option('-n, --namespace <name>', 'namespace conndrain is installed in').default(SYSTEM_NAMESPACE))
+    .addOption(new Option('-n, --namespace <name>', 'namespace of the webhook (its Deployment, Service and serving Secret)').default(SYSTEM_NAMESPACE))
+    .addOption(new Option('--agent-namespace <name>', 'namespace of the agent DaemonSet').default(AGENT_NAMESPACE))
     .addOption(new Option('--webhook-configuration <name>', 'the MutatingWebhookConfiguration').default('conndrain'))
     .addOption(new Option('--tls-secret <name>', 'the Secret holding the webhook\'s serving pair (cert-manager\'s Certificate writes it)').default('conndrain-webhook-tls'))
     .addOption(new Option('--json', 'machine-readable output'))
