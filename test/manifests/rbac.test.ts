@@ -74,13 +74,13 @@ describe('RBAC', { skip: KUBECTL_MISSING }, () => {
         assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: daemonSet.spec.template.spec.serviceAccountName, namespace: daemonSet.metadata.namespace }]);
       });
 
-      it('binds nothing else to the agent: the janitor needs no role of its own', () => {
+      it('binds nothing else to the agent (but the metrics reviews): the janitor needs no role of its own', () => {
         const daemonSet = pick(objects, 'DaemonSet', 'conndrain-agent') as unknown as { metadata: { namespace: string }; spec: { template: { spec: { serviceAccountName: string } } } };
         const subject = { kind: 'ServiceAccount', name: daemonSet.spec.template.spec.serviceAccountName, namespace: daemonSet.metadata.namespace };
         const bound = objects
           .filter((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') && ((o.subjects ?? []) as Array<typeof subject>).some((x) => x.kind === subject.kind && x.name === subject.name && x.namespace === subject.namespace))
           .map(nameOf);
-        assert.deepEqual(bound, ['ClusterRoleBinding conndrain-agent']);
+        assert.deepEqual(bound.sort(), ['ClusterRoleBinding conndrain-agent', 'ClusterRoleBinding conndrain-metrics-auth']);
       });
 
       it('binds only roles that exist', () => {
