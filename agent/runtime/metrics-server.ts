@@ -5,6 +5,7 @@
  * benches). A hostNetwork agent's metrics port is open on every node address: the review is
  * what keeps the node's figures to the scrapers RBAC allows.
  */
+import { readFileSync, statSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as NetServer } from 'node:net';
@@ -23,6 +24,8 @@ export interface MetricsServerOptions {
   kube: KubeConnection;
   registry: Registry;
   logger: Logger;
+  /** How often configured certificate files are checked for a rotation (default 10 s). */
+  reloadIntervalMs?: number;
 }
 
 export type MetricsServer = NetServer & { closeIdleConnections(): void; closeAllConnections(): void };
@@ -47,5 +50,38 @@ export async function createMetricsServer(options: MetricsServerOptions): Promis
   const server = createHttpsServer({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }, handle);
   // A failed handshake (a scanner, a plain-HTTP scrape) ends its socket and nothing else.
   server.on('tlsClientError', (_error: Error, socket) => socket.destroy());
+  if (pair.source === 'files') {
+    const stop = reloadOnChange(options.certFile, options.keyFile, options.reloadIntervalMs ?? 10_000, logger, (cert, key) => server.setSecureContext({ cert, key, minVersion: 'TLSv1.2' }));
+    server.on('close', stop);
+  }
   return server;
+}
+
+/**
+ * Configured certificate files rotate (cert-manager, a mounted Secret): their modification
+ * times are compared every `intervalMs` and a changed pair is swapped in for new connections.
+ * A pair that cannot be read or used keeps the previous one serving, with a warning.
+ */
+function reloadOnChange(certFile: string, keyFile: string, intervalMs: number, logger: Logger, apply: (cert: string, key: string) => void): () => void {
+  const stamp = (): string => {
+    try {
+      return `${statSync(certFile).mtimeMs}/${statSync(keyFile).mtimeMs}`;
+    } catch {
+      return 'unreadable';
+    }
+  };
+  let last = stamp();
+  const timer = setInterval(() => {
+    const now = stamp();
+    if (now === last || now === 'unreadable') return;
+    last = now;
+    try {
+      apply(readFileSync(certFile, 'utf8'), readFileSync(keyFile, 'utf8'));
+      logger.info({ certFile }, 'metrics certificate reloaded');
+    } catch (error) {
+      logger.warn({ err: error, certFile }, 'metrics certificate not reloaded: the previous one keeps serving');
+    }
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
