@@ -47,7 +47,7 @@ export class AgentHandle {
       '--state-file', join(dir, 'state.json'),
       '--drain-port', String(options.drainPort ?? 9901),
       '--metrics-port', String(metricsPort),
-      // The lab has no API server to review scrapes, and reads /readyz over the node link.
+      // Nothing scrapes the lab's agents (plain /metrics); /readyz is read over the node link.
       '--metrics-secure=false',
       '--probes-address', '0.0.0.0',
       '--probes-port', String(probesPort),
