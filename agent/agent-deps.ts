@@ -34,4 +34,5 @@ export interface AgentDeps {
 export interface AgentPorts {
   drainPort: number;
   metricsPort: number;
+  probesPort: number;
 }

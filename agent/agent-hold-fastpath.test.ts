@@ -49,7 +49,7 @@ async function startableAgent(netlink: ReturnType<typeof memoryNetlink>, stateFi
   const config = loadAgentConfig({ flags: { nodeName: 'node-0', kubeconfig: join(dir, 'kubeconfig'), stateFile: join(dir, stateFile), holdInterval: '50ms', logLevel: 'silent' }, env: {} });
   assert.ok(config.ok);
   return new Agent({
-    config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', drainAddress: '127.0.0.1', conntrackEvents: false, flowPinning: false },
+    config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', metricsSecure: false, probesPort: 0, drainAddress: '127.0.0.1', conntrackEvents: false, flowPinning: false },
     logger: pino({ level: 'silent' }),
     netlink,
     kube: await loadKubeConnection({ kubeconfig: join(dir, 'kubeconfig') }),

@@ -39,7 +39,7 @@ test('two nodes: both hold the draining pod at weight 0, restore what the proxy 
   const agents = await Promise.all(nodes.map((n) => makeAgent(n.name, n.ct, n.ipvs)));
   try {
     const ports = await Promise.all(agents.map((a) => a.start()));
-    const readyz = async (i: number): Promise<number> => (await fetch(`http://127.0.0.1:${ports[i]!.metricsPort}/readyz`)).status;
+    const readyz = async (i: number): Promise<number> => (await fetch(`http://127.0.0.1:${ports[i]!.probesPort}/readyz`)).status;
     await until('ready', async () => (await readyz(0)) === 200 && (await readyz(1)) === 200);
 
     server.modifyPod('shop', 'web-1', (p) => setReady(p, false));
@@ -84,10 +84,10 @@ test('two nodes: both hold the draining pod at weight 0, restore what the proxy 
 test('IPVS absent: conntrack-only, said once, conndrain_ipvs_available 0', async () => {
   const agent = await makeAgent('node-c', new MemoryConntrack(), new MemoryIpvs({ unavailable: true }));
   try {
-    const { metricsPort } = await agent.start();
+    const { metricsPort, probesPort } = await agent.start();
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     assert.match(text, /conndrain_ipvs_available 0/);
-    assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/healthz`)).status, 200);
+    assert.equal((await fetch(`http://127.0.0.1:${probesPort}/healthz`)).status, 200);
   } finally {
     await agent.stop();
   }

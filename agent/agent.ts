@@ -125,7 +125,7 @@ export class Agent {
     });
     const handover = new Handover({ owner: this.instance, logger, phase, foreign, sessions: drain, ipvs, state });
     this.health = new Health({
-      port: config.metricsPort, address: config.metricsAddress, logger, registry: metrics.registry,
+      config, kube, logger, registry: metrics.registry,
       ready: () => this.readiness(), holds: () => ipvs.list(), listenSocket: deps.listenSocket, acceptMigrationSysctl: deps.acceptMigrationSysctl,
     });
     const plan: PlanLoop = this.plan = new PlanLoop({
@@ -214,8 +214,8 @@ export class Agent {
     await this.runnables.start();
     this.state.allowWrites();
     this.plan.kick();
-    const ports = { drainPort: this.drain.port, metricsPort: this.health.port };
-    this.log.info({ drainAddress: config.drainAddress, drainPort: ports.drainPort, metricsAddress: config.metricsAddress, metricsPort: ports.metricsPort, stateFile: config.stateFile, ipvsHold: this.ipvs.holding, instance: this.instance.instance }, 'agent started');
+    const ports = { drainPort: this.drain.port, metricsPort: this.health.port, probesPort: this.health.probesPort };
+    this.log.info({ drainAddress: config.drainAddress, drainPort: ports.drainPort, metricsAddress: config.metricsAddress, metricsPort: ports.metricsPort, metricsSecure: config.metricsSecure, probesAddress: config.probesAddress, probesPort: ports.probesPort, stateFile: config.stateFile, ipvsHold: this.ipvs.holding, instance: this.instance.instance }, 'agent started');
     return ports;
   }
 

@@ -81,8 +81,15 @@ export const DOCTOR: CommandListing = {
   load: async () => (await import('./commands/doctor.js')).defineDoctorCommand,
 };
 
+export const CHECK: CommandListing = {
+  name: 'check',
+  description: 'Checks the install from the API server, like `linkerd check`: the webhook configuration and its caBundle against the serving certificate, the webhook\'s ready endpoints, a ready agent on every node, matching versions, the opted-in namespaces. One line per check with its fix; exit 1 when one fails.',
+  usage: '[options]',
+  load: async () => (await import('./commands/check.js')).defineCheckCommand,
+};
+
 /** `conndrain`'s commands, in the order its help lists them. */
-export const CONNDRAIN_LISTINGS: readonly CommandListing[] = [INJECT, REVIEW, WEBHOOK, AGENT, CONNTRACK, IPVS, LAB, DEMO, DOCTOR];
+export const CONNDRAIN_LISTINGS: readonly CommandListing[] = [INJECT, REVIEW, WEBHOOK, AGENT, CONNTRACK, IPVS, LAB, DEMO, DOCTOR, CHECK];
 
 /** `kubectl conndrain`'s commands: the operator's, not the daemons or the lab. */
-export const PLUGIN_LISTINGS: readonly CommandListing[] = [INJECT, REVIEW, STALE, DOCTOR];
+export const PLUGIN_LISTINGS: readonly CommandListing[] = [INJECT, REVIEW, STALE, DOCTOR, CHECK];

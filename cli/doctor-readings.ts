@@ -71,9 +71,21 @@ async function readAgent(url: string, timeoutMs: number): Promise<AgentReading> 
   return {
     url: base,
     health,
-    serversHeld: metrics === undefined ? undefined : sumMetric(metrics, AGENT_METRICS.ipvsServersHeld),
+    serversHeld: metrics === undefined ? await countHolds(base, timeoutMs) : sumMetric(metrics, AGENT_METRICS.ipvsServersHeld),
     ipvsAvailable: metrics === undefined ? undefined : sumMetric(metrics, AGENT_METRICS.ipvsAvailable),
   };
+}
+
+/** The held servers from the probes port's /debug/holds: /metrics there is not served, or needs a token. */
+async function countHolds(base: string, timeoutMs: number): Promise<number | undefined> {
+  try {
+    const response = await fetch(`${base}/debug/holds`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (!response.ok) return undefined;
+    const holds: unknown = await response.json();
+    return Array.isArray(holds) ? holds.length : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function errorCode(error: unknown): string {

@@ -5,7 +5,8 @@
  *   review  answer an AdmissionReview the way the webhook would
  *   stale   ghost conntrack entries of a node (--kubeconfig for the EndpointSlices)
  *   doctor  what the node's kernel offers conndrain
- * The same commands as `conndrain inject|review|conntrack stale|doctor`; the daemons (webhook,
+ *   check   the install's health from the API server (like `linkerd check`)
+ * The same commands as `conndrain inject|review|conntrack stale|doctor|check`; the daemons (webhook,
  * agent) and the lab are not part of the plugin.
  */
 import { Command } from 'commander';

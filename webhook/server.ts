@@ -12,6 +12,8 @@ import { BodyBudget } from './http/body-budget.js';
 import { ConnectionTracker } from './http/connections.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './http/limits.js';
 import { createMutateHandler, refusalOfHead } from './http/mutate.js';
+import type { MetricsAccess } from '../kube/metrics-auth/metrics-access.js';
+import { serveMetrics } from '../kube/metrics-auth/serve-metrics.js';
 import { createWebhookMetrics, type WebhookMetrics } from './metrics.js';
 import { CertificateSource, type ReloadResult } from './tls/cert-source.js';
 import { MIN_TLS_VERSION } from './tls/pair.js';
@@ -23,6 +25,11 @@ export interface WebhookServerOptions {
   /** Source of drain-id bytes; crypto random (pooled) unless a test passes a seeded one. */
   random?: RandomSource;
   metrics?: WebhookMetrics;
+  /**
+   * Who may read /metrics (--metrics-secure: TokenReview + SubjectAccessReview); anyone when
+   * absent (tests, bench). The CLI passes one unless --metrics-secure=false.
+   */
+  metricsAccess?: MetricsAccess;
   /** Timeouts and the body budget (tests shorten them); DEFAULT_CONNECTION_LIMITS otherwise. */
   limits?: Partial<ConnectionLimits>;
   /** How often the info summary of admissions is logged (default 60 s). */
@@ -105,8 +112,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     else if (!certificates.isValid()) res.status(503).type('text/plain').send(`no valid certificate in ${config.certDir}`);
     else res.type('text/plain').send('ok');
   });
-  app.get('/metrics', async (_req: Request, res: Response) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  app.get('/metrics', (req: Request, res: Response) => {
+    void serveMetrics(req, res, metrics.registry, logger, options.metricsAccess);
   });
   app.use((req: Request, res: Response) => {
     res.status(404).json(statusBody(404, 'not-found', `no route ${req.method} ${req.path}; the webhook serves POST /mutate, GET /healthz, /readyz and /metrics`));

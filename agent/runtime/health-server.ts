@@ -1,13 +1,14 @@
-/** `/metrics`, `/healthz` (the process serves) and `/readyz` (first list synced, drain API up) on their own port. */
+/**
+ * `/healthz` (the process serves), `/readyz` (first list synced, drain API up) and
+ * `/debug/holds` on the probes port: plain HTTP, loopback by default (the kubelet's probes say
+ * `host: 127.0.0.1`). `/metrics` has its own server (metrics-server.ts).
+ */
 import { closeSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import type { Server as NetServer } from 'node:net';
 
 export interface HealthServerOptions {
-  registry: Registry;
   ready: () => { ready: boolean; why: string };
-  logger: Logger;
   /** Extra read-only JSON for operators (`/debug/holds`). */
   holds?: () => unknown;
 }
@@ -25,18 +26,8 @@ export function createHealthServer(options: HealthServerOptions): Server {
       const r = options.ready();
       return text(r.ready ? 200 : 503, `${r.why}\n`);
     }
-    if (path === '/metrics') {
-      options.registry.metrics().then(
-        (body) => text(200, body, options.registry.contentType),
-        (error: unknown) => {
-          options.logger.error({ err: error }, 'metrics collection failed');
-          text(500, 'metrics collection failed\n');
-        },
-      );
-      return undefined;
-    }
     if (path === '/debug/holds' && options.holds !== undefined) return text(200, `${JSON.stringify(options.holds())}\n`, 'application/json');
-    return text(404, 'not found: /metrics, /healthz, /readyz\n');
+    return text(404, 'not found: /healthz, /readyz, /debug/holds (/metrics is on the metrics port)\n');
   });
   return server;
 }
@@ -46,7 +37,7 @@ export function createHealthServer(options: HealthServerOptions): Server {
  * a second agent on the node can bind the same port; Node calls listen() on it again, which
  * is harmless). A descriptor that Node did not take over is closed here.
  */
-export async function listen(server: Server, port: number, host: string, listenSocket?: (host: string, port: number) => number): Promise<number> {
+export async function listen(server: NetServer, port: number, host: string, listenSocket?: (host: string, port: number) => number): Promise<number> {
   const fd = listenSocket?.(host, port);
   await new Promise<void>((resolve, reject) => {
     const failed = (error: Error): void => {
@@ -66,7 +57,7 @@ export async function listen(server: Server, port: number, host: string, listenS
 }
 
 /** Stops accepting (the listening socket closes now); open connections finish on their own. */
-export function closeListener(server: Server): void {
+export function closeListener(server: NetServer & { closeIdleConnections(): void }): void {
   if (!server.listening) return;
   server.close();
   server.closeIdleConnections();

@@ -172,7 +172,7 @@ async function watchToWeightZero(held: number, dir: string, overlap: false | 'ov
   const conntrack = new MemoryConntrack();
   const { listenReusePort } = await import('netlink-native');
   const makeAgent = (ports: { drainPort: number; metricsPort: number }): Agent => new Agent({
-    config: { ...config.value, ...ports, metricsAddress: '127.0.0.1' },
+    config: { ...config.value, ...ports, metricsAddress: '127.0.0.1', metricsSecure: false, probesPort: 0 },
     logger: pino({ level: 'silent' }),
     netlink: memoryNetlink(conntrack, ipvs),
     kube,
@@ -276,12 +276,12 @@ async function rssOfAgent(pods: number, dir: string, main: string): Promise<{ po
     });
     const metricsPort = 19_000 + (pods % 1000);
     agent = spawn(process.execPath, [main, 'agent', '--node-name', 'bench-node', '--kubeconfig', kubeconfig, '--state-file', join(dir, `state-rss-${pods}.json`),
-      '--drain-port', String(metricsPort + 1), '--metrics-port', String(metricsPort), '--metrics-address', '127.0.0.1', '--ipvs-hold=false', '--janitor=false', '--flow-pinning=false', '--log-level', 'warn'], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
+      '--drain-port', String(metricsPort + 1), '--metrics-port', String(metricsPort), '--metrics-address', '127.0.0.1', '--metrics-secure=false', '--probes-port', String(metricsPort + 2), '--ipvs-hold=false', '--janitor=false', '--flow-pinning=false', '--log-level', 'warn'], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
     const deadline = Date.now() + 300_000;
     for (;;) {
       if (Date.now() > deadline) throw new Error('agent not ready in 300 s');
       try {
-        const ready = await fetch(`http://127.0.0.1:${metricsPort}/readyz`);
+        const ready = await fetch(`http://127.0.0.1:${metricsPort + 2}/readyz`);
         const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
         const cached = Number(/conndrain_pods_cached (\d+)/.exec(text)?.[1] ?? -1);
         if (ready.status === 200 && cached === pods) break;

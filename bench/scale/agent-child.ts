@@ -109,7 +109,7 @@ netlink.deleteConntrack = async (o) => {
 const config = loadAgentConfig({ flags: { nodeName: AGENT_NODE, kubeconfig, stateFile, logLevel: 'warn', janitor: 'false', flowPinning: 'false', conntrackEvents: 'false' }, env: {} });
 if (!config.ok) throw new Error(config.error.join('; '));
 const agent = new Agent({
-  config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', drainAddress: '127.0.0.1' },
+  config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', metricsSecure: false, probesPort: 0, drainAddress: '127.0.0.1' },
   logger: pino({ level: 'warn' }),
   netlink,
   kube: await loadKubeConnection({ kubeconfig }),

@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander';
 import type { DoctorFlags } from '../doctor-run.js';
 
-const DEFAULT_AGENT_URL = 'http://127.0.0.1:9902';
+/** The agent's probes port (plain HTTP on loopback); its /metrics needs a reviewed token (--metrics-secure). */
+const DEFAULT_AGENT_URL = 'http://127.0.0.1:9903';
 
 const HELP = `
 Checks (one line each: value, problem or not, why):
@@ -13,7 +14,8 @@ Checks (one line each: value, problem or not, why):
   flows.visibility                  conntrack | unknown (eBPF datapath: Cilium or Calico eBPF links, eBPF load-balancer maps
                                     pinned under /sys/fs/bpf/tc/globals): where unknown, adaptive drains last their maximum
   agent                             GET <agent-url>/healthz: running | unreachable (<code>) | HTTP <status>
-  agent.ipvs_servers_held           conndrain_ipvs_servers_held from <agent-url>/metrics
+  agent.ipvs_servers_held           conndrain_ipvs_servers_held from <agent-url>/metrics (an agent with --metrics-secure=false),
+                                    else the count of <agent-url>/debug/holds
   conntrack.stale                   NAT'ed entries no endpoint owns (needs --endpoints)
 
 --json prints one object:
@@ -26,7 +28,7 @@ export function defineDoctorCommand(doctor: Command): void {
   doctor
     .addOption(new Option('--netns <name>', 'check this network namespace (under /var/run/netns) instead of the current one'))
     .addOption(new Option('--json', 'machine-readable output'))
-    .addOption(new Option('--agent-url <url>', 'the agent\'s metrics address (/healthz, /metrics)').default(DEFAULT_AGENT_URL))
+    .addOption(new Option('--agent-url <url>', 'the agent\'s probes address (/healthz, /debug/holds)').default(DEFAULT_AGENT_URL))
     .addOption(new Option('--no-agent', 'do not check the agent'))
     .addOption(new Option('--endpoints <file>', 'EndpointSlices (and Pods) file, to count stale entries (see `conntrack stale`)'))
     .addHelpText('after', HELP)

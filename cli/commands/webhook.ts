@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { WEBHOOK_OPTIONS, type TlsModeConfig, type WebhookConfig } from '../../src/config/webhook.js';
 import type { Logger } from '../../src/logging.js';
+import type { MetricsAccess } from '../../kube/metrics-auth/metrics-access.js';
 import { CliExit } from '../exit.js';
 import { addConfigOptions } from '../options.js';
 import { loadWebhookCliConfig } from '../webhook-input.js';
@@ -38,6 +39,24 @@ async function prepareSelfSigned(config: WebhookConfig, tls: TlsModeConfig, logg
   }
 }
 
+/**
+ * --metrics-secure (the default): scrapes of /metrics are reviewed by the API server, reached
+ * with --kubeconfig or the in-cluster service account. A connection that cannot be set up
+ * stops the start: metrics open to anyone by accident would be worse than a failed rollout.
+ */
+async function prepareMetricsAccess(config: WebhookConfig, logger: Logger): Promise<MetricsAccess | undefined> {
+  if (config.metrics?.secure !== true) return undefined;
+  const [{ loadKubeConnection }, { MetricsAccess: Access }] = await Promise.all([import('../../kube/load.js'), import('../../kube/metrics-auth/metrics-access.js')]);
+  try {
+    const kube = await loadKubeConnection({ kubeconfig: config.metrics.kubeconfig, serviceHost: process.env.KUBERNETES_SERVICE_HOST, servicePort: process.env.KUBERNETES_SERVICE_PORT });
+    return new Access({ kube, logger: logger.child({ part: 'metrics-access' }) });
+  } catch (error) {
+    logger.error({ err: error }, '--metrics-secure: cannot reach the API server to review scrapes');
+    logger.flush();
+    throw new CliExit(1, `conndrain webhook: --metrics-secure needs the API server (--kubeconfig or in-cluster): ${(error as Error).message}; --metrics-secure=false serves /metrics to anyone`);
+  }
+}
+
 /** `conndrain webhook`: the admission webhook server (webhook/server.ts), until SIGTERM/SIGINT. */
 export function defineWebhookCommand(webhook: Command): void {
   addConfigOptions(webhook, WEBHOOK_OPTIONS);
@@ -53,7 +72,8 @@ Every flag can also come from its environment variable (shown above); flags win.
     if (config.tls?.mode === 'self-signed') await prepareSelfSigned(config, config.tls, logger);
     // Loaded here, not at import: every other conndrain command starts without Express.
     const { startWebhookServer } = await import('../../webhook/server.js');
-    const running = await startWebhookServer({ config, logger });
+    const metricsAccess = await prepareMetricsAccess(config, logger);
+    const running = await startWebhookServer({ config, logger, metricsAccess });
     if (running.firstLoad !== 'loaded') logger.error({ certDir: config.certDir, result: running.firstLoad }, 'no valid certificate yet: /readyz answers 503 until one appears');
     const signal = await waitForSignal();
     logger.info({ signal, shutdownDelayMs: config.shutdownDelayMs, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'stopping: /readyz 503, serving through the delay, then finishing in-flight requests');

@@ -14,6 +14,7 @@ export interface AgentStart {
   nodeAddress: string;
   drainPort?: number;
   metricsPort?: number;
+  probesPort?: number;
   /** Extra `conndrain agent` flags. */
   flags?: string[];
   /** The CLI bundled as plain JS (sys/agent-bundle.ts); cli/main.ts through tsx when absent. */
@@ -37,6 +38,7 @@ export class AgentHandle {
     const dir = await mkdtemp(join(tmpdir(), `conndrain-lab-${options.nodeName}-`));
     const kubeconfig = await api.writeKubeconfig(join(dir, 'kubeconfig'), options.apiAddress);
     const metricsPort = options.metricsPort ?? 9902;
+    const probesPort = options.probesPort ?? 9903;
     const cli = options.bundle === undefined ? ['--import', 'tsx', join(REPO_ROOT, 'cli/main.ts')] : [options.bundle];
     const args = [
       ...cli, 'agent',
@@ -45,10 +47,14 @@ export class AgentHandle {
       '--state-file', join(dir, 'state.json'),
       '--drain-port', String(options.drainPort ?? 9901),
       '--metrics-port', String(metricsPort),
+      // Nothing scrapes the lab's agents (plain /metrics); /readyz is read over the node link.
+      '--metrics-secure=false',
+      '--probes-address', '0.0.0.0',
+      '--probes-port', String(probesPort),
       ...(options.flags ?? []),
     ];
     const process = NetnsProcess.start(`agent ${options.nodeName}`, options.netns, globalThis.process.execPath, args);
-    return new AgentHandle(options.nodeName, process, dir, `http://${options.nodeAddress}:${metricsPort}/readyz`);
+    return new AgentHandle(options.nodeName, process, dir, `http://${options.nodeAddress}:${probesPort}/readyz`);
   }
 
   /** Waits until the agent's /readyz answers 200 (its first list is synced). */

@@ -1,6 +1,7 @@
 import { AGENT_NAMESPACE } from '../contract.js';
 import { DEFAULT_FWMARK_RANGE, parseFwmarkRange, type FwmarkRange } from '../flowpin/fwmark-range.js';
 import { fail, ok, type Result } from '../result.js';
+import { METRICS_SECURE_OPTION } from './metrics.js';
 import { parseConfig, type ConfigOf } from './config-of.js';
 import { parseOption, type ConfigSources, type OptionSpec } from './options.js';
 
@@ -13,8 +14,13 @@ export const AGENT_OPTIONS = {
   kubernetesServicePort: { kind: 'string', flag: 'kubernetes-service-port', env: 'KUBERNETES_SERVICE_PORT', description: 'API server port in-cluster (the kubelet sets the variable); used when --kubeconfig is unset' },
   drainAddress: { kind: 'string', flag: 'drain-address', env: 'CONNDRAIN_DRAIN_ADDRESS', default: '127.0.0.1', description: 'address of the drain API (loopback: the kubelet calls it from the node network namespace)' },
   drainPort: { kind: 'int', flag: 'drain-port', env: 'CONNDRAIN_DRAIN_PORT', default: 9901, min: 1, max: 65535, description: 'port of the drain API (the webhook --agent-port must match)' },
-  metricsAddress: { kind: 'string', flag: 'metrics-address', env: 'CONNDRAIN_METRICS_ADDRESS', default: '0.0.0.0', description: 'address of /metrics, /healthz and /readyz' },
-  metricsPort: { kind: 'int', flag: 'metrics-port', env: 'CONNDRAIN_METRICS_PORT', default: 9902, min: 1, max: 65535, description: 'port of /metrics, /healthz and /readyz' },
+  metricsAddress: { kind: 'string', flag: 'metrics-address', env: 'CONNDRAIN_METRICS_ADDRESS', default: '0.0.0.0', description: 'address of /metrics (HTTPS with --metrics-secure)' },
+  metricsPort: { kind: 'int', flag: 'metrics-port', env: 'CONNDRAIN_METRICS_PORT', default: 9902, min: 1, max: 65535, description: 'port of /metrics (HTTPS with --metrics-secure)' },
+  metricsSecure: METRICS_SECURE_OPTION,
+  metricsCertFile: { kind: 'string', flag: 'metrics-cert-file', env: 'CONNDRAIN_METRICS_CERT_FILE', default: '', description: 'PEM certificate for /metrics (with --metrics-key-file); a self-signed one made at start, in memory, when empty' },
+  metricsKeyFile: { kind: 'string', flag: 'metrics-key-file', env: 'CONNDRAIN_METRICS_KEY_FILE', default: '', description: 'PEM key of --metrics-cert-file' },
+  probesAddress: { kind: 'string', flag: 'probes-address', env: 'CONNDRAIN_PROBES_ADDRESS', default: '127.0.0.1', description: 'address of /healthz, /readyz and /debug/holds, plain HTTP (loopback: the agent runs in the node network namespace; the probes say host: 127.0.0.1)' },
+  probesPort: { kind: 'int', flag: 'probes-port', env: 'CONNDRAIN_PROBES_PORT', default: 9903, min: 1, max: 65535, description: 'port of /healthz, /readyz and /debug/holds' },
   stateFile: { kind: 'string', flag: 'state-file', env: 'CONNDRAIN_STATE_FILE', default: '/var/lib/conndrain/state.json', description: 'where held IPVS servers are recorded so a restart resumes every hold' },
   ipvsHold: { kind: 'bool', flag: 'ipvs-hold', env: 'CONNDRAIN_IPVS_HOLD', default: true, description: 'hold draining pods\' IPVS real servers at weight 0' },
   holdInterval: { kind: 'duration', flag: 'hold-interval', env: 'CONNDRAIN_HOLD_INTERVAL', default: '1s', minMs: 50, maxMs: 60_000, description: 'how often held IPVS servers are re-asserted' },

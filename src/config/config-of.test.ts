@@ -56,8 +56,8 @@ describe('config types derived from the option specs (compile-time checks)', () 
     expectTrue<Equal<WebhookConfig['certPollIntervalMs'], number>>();
     expectTrue<Equal<InjectConfig['onInvalid'], 'deny' | 'allow'>>();
     expectTrue<Equal<InjectConfig['onExistingPreStop'], 'skip' | 'replace'>>();
-    // The self-signed TLS mode's options are gathered in `tls`; every other option is a field.
-    expectTrue<Equal<Exclude<keyof WebhookConfig, 'tls'>, Exclude<keyof ConfigOf<typeof WEBHOOK_OPTIONS>, 'tlsMode' | 'tlsSecret' | 'webhookConfiguration' | 'serviceName' | 'namespace' | 'certValidityMs' | 'kubeconfig'>>>();
+    // The self-signed TLS mode's options are gathered in `tls`, --metrics-secure in `metrics`; every other option is a field.
+    expectTrue<Equal<Exclude<keyof WebhookConfig, 'tls' | 'metrics'>, Exclude<keyof ConfigOf<typeof WEBHOOK_OPTIONS>, 'tlsMode' | 'tlsSecret' | 'webhookConfiguration' | 'serviceName' | 'namespace' | 'certValidityMs' | 'kubeconfig' | 'metricsSecure'>>>();
   });
 });
 
@@ -106,9 +106,9 @@ describe('parseConfig and the loaders (the runtime side of the derived types)', 
   it('load the webhook config with one field per WEBHOOK_OPTIONS entry, whose defaults are DEFAULT_INJECT_CONFIG', () => {
     const loaded = loadWebhookConfig({ flags: {}, env: {} });
     assert.ok(loaded.ok);
-    const { tls, ...fields } = loaded.value;
-    assert.ok(tls !== undefined);
-    assertMatchesSpecs({ ...fields, tlsMode: tls.mode, tlsSecret: tls.secret, webhookConfiguration: tls.webhookConfiguration, serviceName: tls.serviceName, namespace: tls.namespace, certValidityMs: tls.validityMs, kubeconfig: tls.kubeconfig }, WEBHOOK_OPTIONS);
+    const { tls, metrics, ...fields } = loaded.value;
+    assert.ok(tls !== undefined && metrics !== undefined);
+    assertMatchesSpecs({ ...fields, metricsSecure: metrics.secure, tlsMode: tls.mode, tlsSecret: tls.secret, webhookConfiguration: tls.webhookConfiguration, serviceName: tls.serviceName, namespace: tls.namespace, certValidityMs: tls.validityMs, kubeconfig: tls.kubeconfig }, WEBHOOK_OPTIONS);
     const { defaultHook, agentPort, defaultDrainMs, maxDurationMs, onInvalid, onExistingPreStop } = loaded.value;
     assert.deepEqual({ defaultHook, agentPort, defaultDrainMs, maxDurationMs, onInvalid, onExistingPreStop }, DEFAULT_INJECT_CONFIG);
   });

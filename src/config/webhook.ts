@@ -1,6 +1,7 @@
 import { HOOK_KINDS } from '../contract.js';
 import { fail, ok, type Result } from '../result.js';
 import { parseConfig, type ConfigOf } from './config-of.js';
+import { METRICS_SECURE_OPTION } from './metrics.js';
 import type { ConfigSources, OptionSpec } from './options.js';
 
 /** Every flag of `conndrain webhook` (and of `inject`/`review`, which share the injection part). */
@@ -14,7 +15,7 @@ export const WEBHOOK_OPTIONS = {
   serviceName: { kind: 'string', flag: 'service-name', env: 'CONNDRAIN_SERVICE_NAME', default: 'conndrain-webhook', description: 'self-signed mode: the Service the API server calls (the certificate names it; webhooks calling it get the caBundle)' },
   namespace: { kind: 'string', flag: 'namespace', env: 'POD_NAMESPACE', default: 'conndrain-system', description: 'self-signed mode: namespace of the Secret and the Service' },
   certValidity: { kind: 'duration', flag: 'cert-validity', env: 'CONNDRAIN_CERT_VALIDITY', default: '8760h', minMs: 3_600_000, maxMs: 87_600 * 3_600_000, description: 'self-signed mode: validity of a newly generated CA and serving pair (an expired pair is replaced at the next start)' },
-  kubeconfig: { kind: 'string', flag: 'kubeconfig', env: 'KUBECONFIG', default: '', description: 'self-signed mode: kubeconfig file; in-cluster service account when empty' },
+  kubeconfig: { kind: 'string', flag: 'kubeconfig', env: 'KUBECONFIG', default: '', description: 'kubeconfig file for the self-signed mode and the /metrics access reviews; in-cluster service account when empty' },
   certPollInterval: { kind: 'duration', flag: 'cert-poll-interval', env: 'CONNDRAIN_CERT_POLL_INTERVAL', default: '5s', minMs: 100, maxMs: 600_000, description: 'how often the certificate files are compared for rotation' },
   defaultHook: { kind: 'enum', flag: 'default-hook', env: 'CONNDRAIN_DEFAULT_HOOK', default: 'sleep', values: HOOK_KINDS, description: 'hook kind for pods that do not set conndrain.io/hook' },
   agentPort: { kind: 'int', flag: 'agent-port', env: 'CONNDRAIN_AGENT_PORT', default: 9901, min: 1, max: 65535, description: 'port of the node agent drain API that hooks of kind agent call on 127.0.0.1' },
@@ -25,6 +26,7 @@ export const WEBHOOK_OPTIONS = {
   shutdownDelay: { kind: 'duration', flag: 'shutdown-delay', env: 'CONNDRAIN_SHUTDOWN_DELAY', default: '5s', minMs: 0, maxMs: 600_000, description: 'on SIGTERM, how long to keep serving (with /readyz 503) while the endpoint removal reaches the API servers' },
   shutdownTimeout: { kind: 'duration', flag: 'shutdown-timeout', env: 'CONNDRAIN_SHUTDOWN_TIMEOUT', default: '20s', minMs: 0, maxMs: 600_000, description: 'after --shutdown-delay, how long in-flight requests may take before every remaining connection is closed and the process exits' },
   maxConnections: { kind: 'int', flag: 'max-connections', env: 'CONNDRAIN_MAX_CONNECTIONS', default: 256, min: 1, max: 65_535, description: 'open TCP connections per replica; more are closed at once (docs/webhook-operations.md: 256 x ~43 KiB each, far inside the memory limit)' },
+  metricsSecure: METRICS_SECURE_OPTION,
   logLevel: { kind: 'enum', flag: 'log-level', env: 'CONNDRAIN_LOG_LEVEL', default: 'info', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], description: 'pino log level' },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -36,7 +38,16 @@ type TlsModeOption = 'tlsMode' | 'tlsSecret' | 'webhookConfiguration' | 'service
  * `<name>Ms`), the TLS mode's options gathered in `tls` (absent in programs that build a config
  * by hand, tests and bench: files mode).
  */
-export type WebhookConfig = Omit<ConfigOf<typeof WEBHOOK_OPTIONS>, TlsModeOption> & { tls?: TlsModeConfig };
+export type WebhookConfig = Omit<ConfigOf<typeof WEBHOOK_OPTIONS>, TlsModeOption | 'metricsSecure'> & { tls?: TlsModeConfig; metrics?: WebhookMetricsConfig };
+
+/**
+ * How /metrics is guarded (`--metrics-secure`) and how the API server that reviews the scrapes
+ * is reached. Absent in programs that build a config by hand (tests, bench): open metrics.
+ */
+export interface WebhookMetricsConfig {
+  secure: boolean;
+  kubeconfig: string;
+}
 
 /** The part of the webhook config that injection needs (also used by `inject` and `review`). */
 export type InjectConfig = Pick<WebhookConfig, 'defaultHook' | 'agentPort' | 'defaultDrainMs' | 'maxDurationMs' | 'onInvalid' | 'onExistingPreStop'>;
@@ -64,8 +75,12 @@ export const DEFAULT_INJECT_CONFIG: InjectConfig = {
 export function loadWebhookConfig(sources: ConfigSources): Result<WebhookConfig, string[]> {
   const parsed = parseConfig(WEBHOOK_OPTIONS, sources);
   if (!parsed.ok) return parsed;
-  const { tlsMode, tlsSecret, webhookConfiguration, serviceName, namespace, certValidityMs, kubeconfig, ...rest } = parsed.value;
-  const config: WebhookConfig = { ...rest, tls: { mode: tlsMode, secret: tlsSecret, webhookConfiguration, serviceName, namespace, validityMs: certValidityMs, kubeconfig } };
+  const { tlsMode, tlsSecret, webhookConfiguration, serviceName, namespace, certValidityMs, kubeconfig, metricsSecure, ...rest } = parsed.value;
+  const config: WebhookConfig = {
+    ...rest,
+    tls: { mode: tlsMode, secret: tlsSecret, webhookConfiguration, serviceName, namespace, validityMs: certValidityMs, kubeconfig },
+    metrics: { secure: metricsSecure, kubeconfig },
+  };
   if (config.defaultDrainMs > config.maxDurationMs) {
     return fail([`--default-drain (${config.defaultDrainMs} ms) is above --max-duration (${config.maxDurationMs} ms)`]);
   }

@@ -20,7 +20,7 @@ import type { IpvsServiceKey } from 'netlink-native/types';
 import { FakeApiServer } from '../apiserver/server.js';
 import { putWorkload } from '../apiserver/workload.js';
 import { managedPod, markDeleting, setReady } from '../apiserver/pods.js';
-import { addNetns, AgentProcess, API_PORT_IN_NODE, deleteNetns, DRAIN_PORT, getUnix, METRICS_PORT, startRelay, until } from './node-netns.js';
+import { addNetns, AgentProcess, API_PORT_IN_NODE, deleteNetns, DRAIN_PORT, getUnix, METRICS_PORT, PROBES_PORT, startRelay, until } from './node-netns.js';
 import { insertConntrackForTest } from 'netlink-native/testing';
 
 if (!existsSync('/proc/net/ip_vs')) throw new Error('agent-ipvs.guest.ts runs inside the IPVS test VM; use test/agent/agent-ipvs.vm.test.ts');
@@ -51,13 +51,14 @@ before(async () => {
     for (const address of [POD_IP, OTHER_IP]) await netlink.addDestination(SVC, { address, port: 8080, weight: 1, forwarding: 'masq' });
     relays.push(await startRelay(ns(node), `tcp:127.0.0.1:${API_PORT_IN_NODE}`, `unix:${join(dir, 'api.sock')}`));
     relays.push(await startRelay(ns(node), `unix:${join(dir, `${node}-metrics.sock`)}`, `tcp:127.0.0.1:${METRICS_PORT}`));
+    relays.push(await startRelay(ns(node), `unix:${join(dir, `${node}-probes.sock`)}`, `tcp:127.0.0.1:${PROBES_PORT}`));
   }
   // Only node-a carries the client's flow to the pod.
   await insertConntrackForTest(netlinks.get('node-a')!, [{ protocol: 'tcp', origSrc: '192.0.2.1', origDst: SVC.address, replySrc: POD_IP, dstPort: 80, replySrcPort: 8080, state: 'ESTABLISHED', timeout: 3600 }]);
   for (const node of NODES) {
     agents.set(node, AgentProcess.start(ns(node), [
       '--node-name', node, '--kubeconfig', join(dir, 'kubeconfig'), '--state-file', join(dir, `${node}-state.json`),
-      '--drain-port', String(DRAIN_PORT), '--metrics-port', String(METRICS_PORT), '--metrics-address', '127.0.0.1',
+      '--drain-port', String(DRAIN_PORT), '--metrics-port', String(METRICS_PORT), '--metrics-address', '127.0.0.1', '--metrics-secure=false',
       '--hold-interval', '500ms', '--gone-slack', '0s',
     ]));
   }
@@ -87,7 +88,7 @@ test('two nodes hold a draining pod at weight 0, restore what the proxy deletes,
     try {
       await until(`${node} ready`, async () => {
         try {
-          return (await getUnix(join(dir, `${node}-metrics.sock`), '/readyz')).status === 200;
+          return (await getUnix(join(dir, `${node}-probes.sock`), '/readyz')).status === 200;
         } catch {
           return false;
         }

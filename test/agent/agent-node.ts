@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { openNetlink, type NativeNetlink } from 'netlink-native';
 import { FakeApiServer } from '../apiserver/server.js';
 import { putWorkload } from '../apiserver/workload.js';
-import { addNetns, AgentProcess, API_PORT_IN_NODE, deleteNetns, DRAIN_PORT, METRICS_PORT, startRelay } from './node-netns.js';
+import { addNetns, AgentProcess, API_PORT_IN_NODE, deleteNetns, DRAIN_PORT, METRICS_PORT, PROBES_PORT, startRelay } from './node-netns.js';
 
 export class AgentNode {
   readonly api = new FakeApiServer();
@@ -36,6 +36,7 @@ export class AgentNode {
     putWorkload(this.api); // the opted-in namespace and Service: agents learn other nodes' pods from its EndpointSlices
     this.relays.push(await startRelay(this.ns, `tcp:127.0.0.1:${API_PORT_IN_NODE}`, `unix:${this.path('api.sock')}`));
     this.relays.push(await startRelay(this.ns, `unix:${this.path('metrics.sock')}`, `tcp:127.0.0.1:${METRICS_PORT}`));
+    this.relays.push(await startRelay(this.ns, `unix:${this.path('probes.sock')}`, `tcp:127.0.0.1:${PROBES_PORT}`));
     this.relays.push(await startRelay(this.ns, `unix:${this.path('drain.sock')}`, `tcp:127.0.0.1:${DRAIN_PORT}`));
     this.handle = openNetlink({ netns: this.ns });
   }
@@ -52,7 +53,7 @@ export class AgentNode {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  /** A file in the node's temporary folder (drain.sock, metrics.sock, kubeconfig, state files). */
+  /** A file in the node's temporary folder (drain.sock, metrics.sock, probes.sock, kubeconfig, state files). */
   path(...parts: string[]): string {
     return join(this.dir, ...parts);
   }
@@ -71,7 +72,7 @@ export class AgentNode {
   startAgent(stateFile: string[], extra: string[] = [], entry?: readonly string[]): AgentProcess {
     const agent = AgentProcess.start(this.ns, [
       '--node-name', 'node-1', '--kubeconfig', this.path('kubeconfig'), '--state-file', this.path(...stateFile),
-      '--drain-port', String(DRAIN_PORT), '--metrics-port', String(METRICS_PORT), '--metrics-address', '127.0.0.1',
+      '--drain-port', String(DRAIN_PORT), '--metrics-port', String(METRICS_PORT), '--metrics-address', '127.0.0.1', '--metrics-secure=false',
       ...extra,
     ], entry);
     this.agents.push(agent);

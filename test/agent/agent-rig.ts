@@ -87,7 +87,8 @@ export class AgentRig {
       env: {},
     });
     assert.ok(loaded.ok, loaded.ok ? '' : loaded.error.join('; '));
-    return { ...loaded.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', ...options.config };
+    // Plain /metrics: most tests scrape without an API server reviewing tokens (metrics-access.test.ts does review them).
+    return { ...loaded.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', metricsSecure: false, probesPort: 0, probesAddress: '127.0.0.1', ...options.config };
   }
 }
 

@@ -32,7 +32,7 @@ function startAgent(extra: string[]): AgentProcess {
 async function ready(): Promise<void> {
   await until('agent /readyz 200', async () => {
     try {
-      return (await getUnix(node.path('metrics.sock'), '/readyz')).status === 200;
+      return (await getUnix(node.path('probes.sock'), '/readyz')).status === 200;
     } catch {
       return false;
     }

@@ -70,7 +70,7 @@ test('the agent process: held (not refused) at start-up, and no request knocks i
     assert.equal(typeof (JSON.parse(parsed.body) as { error: unknown }).error, 'string');
   }
   assert.equal(agent.child.exitCode, null, 'the agent process lives');
-  assert.equal((await getUnix(node.path('metrics.sock'), '/readyz')).status, 200);
+  assert.equal((await getUnix(node.path('probes.sock'), '/readyz')).status, 200);
   const heldAnswer = await heldCall;
   assert.equal(heldAnswer.status, 200);
   const summary = JSON.parse(heldAnswer.body) as { ended: string; openFlows: number; drainMs: number; pod: string };

@@ -94,7 +94,7 @@ test(`SIGTERM handover: ${DRAINS} held drains end only when their flows close, n
   await openFlows('10.30.0');
   const first = startAgent('state-term.json');
   await started(first);
-  await until('ready', async () => (await getUnix(node.path('metrics.sock'), '/readyz').catch(() => ({ status: 0 }))).status === 200, 60_000);
+  await until('ready', async () => (await getUnix(node.path('probes.sock'), '/readyz').catch(() => ({ status: 0 }))).status === 200, 60_000);
 
   const held = Array.from({ length: DRAINS }, (_, i) => call(`drain-h${i}`));
   await until(`${DRAINS} drains held on the first agent`, () => drainsStarted(first, 'h') === DRAINS, 60_000);
@@ -141,7 +141,7 @@ test(`kill -9 during the overlap: the second agent posts ${DRAINS} DrainInterrup
   await openFlows('10.31.0');
   const first = startAgent('state-kill.json');
   await started(first);
-  await until('ready', async () => (await getUnix(node.path('metrics.sock'), '/readyz').catch(() => ({ status: 0 }))).status === 200, 60_000);
+  await until('ready', async () => (await getUnix(node.path('probes.sock'), '/readyz').catch(() => ({ status: 0 }))).status === 200, 60_000);
   const held = Array.from({ length: DRAINS }, (_, i) => call(`drain-k${i}`));
   await until(`${DRAINS} drains held on the first agent`, () => drainsStarted(first, 'k') === DRAINS, 60_000);
   const second = startAgent('state-kill.json');

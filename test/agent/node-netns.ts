@@ -14,6 +14,8 @@ export const REPO = new URL('../..', import.meta.url).pathname;
 export const API_PORT_IN_NODE = 16443;
 export const DRAIN_PORT = 9901;
 export const METRICS_PORT = 9902;
+/** The agent's default probes port (/healthz, /readyz on 127.0.0.1). */
+export const PROBES_PORT = 9903;
 
 export function isRoot(): boolean {
   return process.getuid?.() === 0;

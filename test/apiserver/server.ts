@@ -36,6 +36,8 @@
  * - GET of one object (`/api/v1/namespaces/<ns>/pods/<name>`, `.../services/<name>`,
  *   `/api/v1/namespaces/<name>`, `.../endpointslices/<name>`), `POST /api/v1/namespaces/<ns>/events` (recorded).
  * - Secrets and MutatingWebhookConfigurations: get, create, replace, JSON patch (plain-objects.ts).
+ * - TokenReviews and SubjectAccessReviews (reviews.ts); Nodes, DaemonSets and Deployments:
+ *   get and list (workload-objects.ts).
  *
  * Tests program it directly (`putPod`, `deletePod`, `putEndpointSlice`, `deleteEndpointSlice`,
  * `putNamespace`, `deleteNamespace`, `putService`, `deleteService`, `expireResourceVersions`,
@@ -54,6 +56,8 @@ import { matchesFieldSelector, matchesLabelSelector } from './selectors.js';
 import { handleControl } from './control.js';
 import { collectionOf, itemOf, keyOf, RESOURCE_NAMES, RESOURCES, type Resource } from './resources.js';
 import { PlainObjects } from './plain-objects.js';
+import { AccessReviews } from './reviews.js';
+import { WorkloadObjects } from './workload-objects.js';
 import { ByteStats, type ByteCounts, type ByteStatsSnapshot } from './byte-stats.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { namespaceObject, serviceObject } from './cluster-objects.js';
@@ -123,6 +127,10 @@ export class FakeApiServer {
   private failures: Array<{ status: number; match: 'list' | 'watch' | 'any' }> = [];
   /** Secrets and MutatingWebhookConfigurations (plain-objects.ts). */
   readonly plain = new PlainObjects();
+  /** TokenReviews and SubjectAccessReviews (reviews.ts). */
+  readonly reviews = new AccessReviews();
+  /** Nodes, DaemonSets, Deployments: get and list (workload-objects.ts). */
+  readonly workloads = new WorkloadObjects();
   /** Every Event the clients created, in order. */
   readonly events: JsonObject[] = [];
   /**
@@ -531,6 +539,8 @@ export class FakeApiServer {
       return;
     }
     if (this.plain.handle(req, url.pathname, send, (then) => this.readJson(req, then))) return;
+    if (this.reviews.handle(req, url.pathname, send, (then) => this.readJson(req, then))) return;
+    if (this.workloads.handle(req, url, send)) return;
     send(404, status(404, 'NotFound', `stand-in: no route ${req.method ?? ''} ${url.pathname}`));
   }
 

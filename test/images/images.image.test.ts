@@ -30,6 +30,7 @@ import { buildImage, Container, imageToolsProblem, inspectImage, offlineBase, RE
 const skip = imageToolsProblem() ?? false;
 const NS = `cdimg-${process.pid}`;
 const METRICS_PORT = 19902;
+const PROBES_PORT = 19903;
 const DRAIN_PORT = 19901;
 
 describe('the Dockerfiles', () => {
@@ -94,6 +95,7 @@ describe('images built with buildah', { skip, timeout: 60 * 60_000 }, () => {
       api.writeKubeconfig(join(dir, 'kubeconfig'), `http://127.0.0.1:${API_PORT_IN_NODE}`);
       relays.push(await startRelay(NS, `tcp:127.0.0.1:${API_PORT_IN_NODE}`, `unix:${join(dir, 'api.sock')}`));
       relays.push(await startRelay(NS, `unix:${join(dir, 'metrics.sock')}`, `tcp:127.0.0.1:${METRICS_PORT}`));
+      relays.push(await startRelay(NS, `unix:${join(dir, 'probes.sock')}`, `tcp:127.0.0.1:${PROBES_PORT}`));
       const netlink = openNetlink({ netns: NS });
       try {
         const inserted = await insertConntrackForTest(netlink, [
@@ -108,12 +110,12 @@ describe('images built with buildah', { skip, timeout: 60 * 60_000 }, () => {
           caps: ['NET_ADMIN'],
           volumes: [dir],
           args: ['--node-name', 'node-img', '--kubeconfig', join(dir, 'kubeconfig'), '--state-file', join(dir, 'state', 'state.json'),
-            '--drain-port', String(DRAIN_PORT), '--metrics-port', String(METRICS_PORT), '--metrics-address', '127.0.0.1', '--flush-window', '50ms', '--gone-slack', '0s'],
+            '--drain-port', String(DRAIN_PORT), '--metrics-port', String(METRICS_PORT), '--metrics-address', '127.0.0.1', '--metrics-secure=false', '--probes-port', String(PROBES_PORT), '--flush-window', '50ms', '--gone-slack', '0s'],
         });
         running.push(agent);
         await until('agent /readyz 200', async () => {
           try {
-            return (await getUnix(join(dir, 'metrics.sock'), '/readyz')).status === 200;
+            return (await getUnix(join(dir, 'probes.sock'), '/readyz')).status === 200;
           } catch {
             return false;
           }
@@ -165,7 +167,7 @@ describe('images built with buildah', { skip, timeout: 60 * 60_000 }, () => {
         const webhook = new RunningImage(container(webhookTag), ['/nodejs/bin/node', '/app/bin/conndrain.mjs', 'webhook'], {
           caps: [],
           volumes: [certDir],
-          args: ['--address=127.0.0.1', `--port=${await freePort()}`, `--cert-dir=${certDir}`],
+          args: ['--address=127.0.0.1', `--port=${await freePort()}`, `--cert-dir=${certDir}`, '--metrics-secure=false'],
         });
         running.push(webhook);
         const port = await listeningPort(webhook, (m) => t.diagnostic(m));

@@ -152,13 +152,27 @@ describe('agent', { skip: KUBECTL_MISSING }, () => {
         assert.ok((pod.terminationGracePeriodSeconds ?? 30) * 1000 > WEBHOOK_OPTIONS_MAX_DURATION_MS, `${pod.terminationGracePeriodSeconds} s`);
       });
 
-      it('probes /healthz and /readyz on --metrics-port', () => {
-        const metricsPort = intOption(args, AGENT_OPTIONS.metricsPort);
+      it('probes /healthz and /readyz on --probes-port, at the loopback address they listen on', () => {
+        const probesPort = intOption(args, AGENT_OPTIONS.probesPort);
+        const probesAddress = args.flags.get(AGENT_OPTIONS.probesAddress.flag) ?? AGENT_OPTIONS.probesAddress.default;
+        assert.equal(probesAddress, '127.0.0.1', 'the host network: probes stay off the node\'s addresses');
         for (const [probe, path] of [[container.livenessProbe, '/healthz'], [container.readinessProbe, '/readyz']] as const) {
           assert.equal(probe?.httpGet?.path, path);
-          assert.equal(resolvePort(container, probe?.httpGet?.port), metricsPort);
+          assert.equal(resolvePort(container, probe?.httpGet?.port), probesPort);
+          assert.equal(probe?.httpGet?.host, probesAddress, 'the kubelet probes a hostNetwork pod at the node address unless told');
           assert.equal(probe?.httpGet?.scheme ?? 'HTTP', 'HTTP');
         }
+      });
+
+      it('serves /metrics secured: HTTPS, scrapes reviewed (the default), and may create the two reviews', () => {
+        assert.notEqual(args.flags.get(AGENT_OPTIONS.metricsSecure.flag), 'false');
+        const subject = { kind: 'ServiceAccount', name: pod.serviceAccountName, namespace: workload.metadata?.namespace };
+        const roles = objects.filter((o) => o.kind === 'ClusterRoleBinding' && ((o.subjects ?? []) as Array<typeof subject>).some((x) => x.kind === subject.kind && x.name === subject.name && x.namespace === subject.namespace))
+          .map((b) => (b.roleRef as { name: string }).name);
+        const rules = objects.filter((o) => o.kind === 'ClusterRole' && roles.includes(o.metadata.name)).flatMap((o) => (o.rules ?? []) as { apiGroups?: string[]; resources?: string[]; verbs: string[] }[]);
+        const creates = rules.flatMap((r) => (r.resources ?? []).map((res) => `${(r.apiGroups ?? []).join()}/${res}:${r.verbs.join()}`));
+        assert.ok(creates.includes('authentication.k8s.io/tokenreviews:create'), creates.join(' '));
+        assert.ok(creates.includes('authorization.k8s.io/subjectaccessreviews:create'), creates.join(' '));
       });
 
       it('declares no port: on the host network each would be a host port and block the surge pod of a rollout', () => {

@@ -12,7 +12,9 @@ interface Endpoint {
   port: string;
   path?: string;
   scheme?: string;
-  tlsConfig?: { serverName?: string; ca?: { secret?: { name: string; key: string } } };
+  tlsConfig?: { serverName?: string; ca?: { secret?: { name: string; key: string } }; insecureSkipVerify?: boolean };
+  bearerTokenFile?: string;
+  authorization?: { credentials?: { name: string; key: string } };
   relabelings?: { sourceLabels?: string[]; targetLabel?: string }[];
 }
 interface ServiceMonitor {
@@ -51,6 +53,19 @@ describe('ServiceMonitors', { skip: KUBECTL_MISSING }, () => {
     const service = services.find((s) => s.metadata?.name === 'conndrain-webhook');
     const target = service?.spec?.ports?.find((p) => p.name === endpoint?.port)?.targetPort;
     assert.equal(container.ports?.find((p) => p.name === target)?.containerPort, intOption(parseArgs(container.args ?? [], WEBHOOK_OPTIONS), WEBHOOK_OPTIONS.port));
+  });
+
+  it('scrapes both over HTTPS with a bearer token for the API server to review (--metrics-secure), bound to the metrics reader', () => {
+    for (const monitor of monitors) {
+      for (const endpoint of monitor.spec.endpoints) {
+        assert.equal(endpoint.scheme, 'https', monitor.metadata.name);
+        assert.ok(endpoint.bearerTokenFile !== undefined || endpoint.authorization?.credentials !== undefined, `${monitor.metadata.name}: no token`);
+      }
+    }
+    const agent = monitors.find((m) => m.metadata.name === 'conndrain-agent')?.spec.endpoints[0];
+    assert.equal(agent?.tlsConfig?.insecureSkipVerify, true, 'each agent\'s certificate is self-signed');
+    const binding = objects.find((o) => o.kind === 'ClusterRoleBinding' && (o.roleRef as { name: string }).name === 'conndrain-metrics-reader');
+    assert.ok(binding !== undefined, 'a scraper is bound to conndrain-metrics-reader');
   });
 
   it('scrapes the agents on --metrics-port and labels them with their node', () => {

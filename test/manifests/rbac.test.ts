@@ -1,4 +1,8 @@
-/** RBAC as rendered: no wildcard anywhere, no write verb except creating Events. */
+/**
+ * RBAC as rendered: no wildcard anywhere, no write verb except creating Events (and the
+ * TokenReviews and SubjectAccessReviews of secure metrics), no non-resource URL but the
+ * metrics reader's `get /metrics`.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KUBECTL_MISSING, nameOf, pick, renderAll, type KubeObject } from './render.js';
@@ -14,6 +18,9 @@ interface PolicyRule {
 const READ_VERBS = new Set(['get', 'list', 'watch']);
 /** components/self-signed (its exact grants: webhook.test.ts). */
 const SELF_SIGNED_ROLES = new Set(['Role conndrain-system/conndrain-webhook-tls', 'ClusterRole conndrain-webhook-cabundle']);
+/** --metrics-secure: the reviews each scrape needs (manifests/base/metrics/rbac.yaml). */
+const METRICS_AUTH_ROLE = 'ClusterRole conndrain-metrics-auth';
+const METRICS_READER_ROLE = 'ClusterRole conndrain-metrics-reader';
 
 function rulesOf(objects: KubeObject[]): [string, PolicyRule[]][] {
   return objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole').map((o) => [nameOf(o), (o.rules ?? []) as PolicyRule[]]);
@@ -27,18 +34,25 @@ function grants(rules: PolicyRule[]): string[] {
 describe('RBAC', { skip: KUBECTL_MISSING }, () => {
   for (const [path, objects] of renderAll()) {
     describe(path, () => {
-      it('uses no wildcard and no nonResourceURLs', () => {
+      it('uses no wildcard, and no nonResourceURLs but the metrics reader\'s get /metrics', () => {
         for (const [name, rules] of rulesOf(objects)) {
           for (const rule of rules) {
-            const fields = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs, ...(rule.resourceNames ?? [])];
+            const fields = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs, ...(rule.resourceNames ?? []), ...(rule.nonResourceURLs ?? [])];
             assert.ok(!fields.some((f) => f.includes('*')), `${name}: wildcard in ${JSON.stringify(rule)}`);
-            assert.equal(rule.nonResourceURLs, undefined, name);
+            if (name === METRICS_READER_ROLE) assert.deepEqual(rule, { nonResourceURLs: ['/metrics'], verbs: ['get'] });
+            else assert.equal(rule.nonResourceURLs, undefined, name);
           }
         }
+        assert.ok(rulesOf(objects).some(([name]) => name === METRICS_READER_ROLE), 'a role for scrapers');
+      });
+
+      it('lets the workloads create exactly the two reviews of a scrape', () => {
+        assert.deepEqual(grants((pick(objects, 'ClusterRole', 'conndrain-metrics-auth').rules ?? []) as PolicyRule[]), ['authentication.k8s.io/tokenreviews:create', 'authorization.k8s.io/subjectaccessreviews:create']);
       });
 
       it('writes nothing but Events (and, in self-signed mode, the webhook\'s Secret and caBundle)', () => {
         for (const [name, rules] of rulesOf(objects)) {
+          if (name === METRICS_AUTH_ROLE) continue;
           if (SELF_SIGNED_ROLES.has(name)) {
             // Every rule but `create` (which RBAC cannot narrow) names its objects.
             for (const rule of rules) assert.ok(rule.verbs.every((v) => v === 'create') || (rule.resourceNames ?? []).length > 0, `${name}: ${JSON.stringify(rule)}`);
@@ -60,13 +74,13 @@ describe('RBAC', { skip: KUBECTL_MISSING }, () => {
         assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: daemonSet.spec.template.spec.serviceAccountName, namespace: daemonSet.metadata.namespace }]);
       });
 
-      it('binds nothing else to the agent: the janitor needs no role of its own', () => {
+      it('binds nothing else to the agent (but the metrics reviews): the janitor needs no role of its own', () => {
         const daemonSet = pick(objects, 'DaemonSet', 'conndrain-agent') as unknown as { metadata: { namespace: string }; spec: { template: { spec: { serviceAccountName: string } } } };
         const subject = { kind: 'ServiceAccount', name: daemonSet.spec.template.spec.serviceAccountName, namespace: daemonSet.metadata.namespace };
         const bound = objects
           .filter((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') && ((o.subjects ?? []) as Array<typeof subject>).some((x) => x.kind === subject.kind && x.name === subject.name && x.namespace === subject.namespace))
           .map(nameOf);
-        assert.deepEqual(bound, ['ClusterRoleBinding conndrain-agent']);
+        assert.deepEqual(bound.sort(), ['ClusterRoleBinding conndrain-agent', 'ClusterRoleBinding conndrain-metrics-auth']);
       });
 
       it('binds only roles that exist', () => {

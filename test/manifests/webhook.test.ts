@@ -61,13 +61,25 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
         assert.equal(pod.nodeSelector?.['kubernetes.io/os'], 'linux');
       });
 
-      if (!selfSigned) it('gets no API access: no token, no binding', () => {
-        assert.equal(pod.automountServiceAccountToken, false);
+      /** Every grant bound to the webhook's service account, as `<role kind>:<namespace> <group>/<resource>:<verb>=<names>`. */
+      const webhookGrants = (): string[] => {
+        const subject = { kind: 'ServiceAccount', name: pod.serviceAccountName, namespace: workload.metadata?.namespace };
+        const bindings = objects.filter((o) => (o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding') && ((o.subjects ?? []) as Array<typeof subject>).some((x) => x.name === subject.name && x.namespace === subject.namespace));
+        const rules = bindings.flatMap((b) => {
+          const ref = b.roleRef as { kind: string; name: string };
+          const role = objects.find((o) => o.kind === ref.kind && o.metadata.name === ref.name && (ref.kind === 'ClusterRole' || o.metadata.namespace === b.metadata.namespace));
+          return ((role?.rules ?? []) as { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[]).map((r) => ({ ...r, scope: `${ref.kind}:${role?.metadata.namespace ?? ''}` }));
+        });
+        return rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${r.scope} ${r.apiGroups.join()}/${res}:${v}=${(r.resourceNames ?? ['*']).join()}`))).sort();
+      };
+      /** --metrics-secure: each scrape's token is reviewed (manifests/base/metrics/rbac.yaml). */
+      const METRICS_REVIEWS = ['ClusterRole: authentication.k8s.io/tokenreviews:create=*', 'ClusterRole: authorization.k8s.io/subjectaccessreviews:create=*'];
+
+      if (!selfSigned) it('gets API access only to review /metrics scrapes: a token, the two review creates', () => {
+        assert.equal(pod.automountServiceAccountToken, true);
         const account = pick(objects, 'ServiceAccount', pod.serviceAccountName ?? '') as unknown as { automountServiceAccountToken?: boolean };
-        assert.equal(account.automountServiceAccountToken, false);
-        const bindings = objects.filter((o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding');
-        const bound = bindings.filter((b) => ((b.subjects ?? []) as { name: string }[]).some((s) => s.name === pod.serviceAccountName));
-        assert.deepEqual(bound, []);
+        assert.equal(account.automountServiceAccountToken, true);
+        assert.deepEqual(webhookGrants(), METRICS_REVIEWS);
       });
 
       it('probes /healthz and /readyz over HTTPS on the serving port, with resources set', () => {
@@ -98,24 +110,18 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
 
       if (selfSigned) it('self-signed mode: a token, and only the grants for its Secret and caBundle', () => {
         assert.equal(pod.automountServiceAccountToken, true);
-        const subject = { kind: 'ServiceAccount', name: pod.serviceAccountName, namespace: workload.metadata?.namespace };
-        const bindings = objects.filter((o) => (o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding') && ((o.subjects ?? []) as Array<typeof subject>).some((x) => x.name === subject.name && x.namespace === subject.namespace));
-        const rules = bindings.flatMap((b) => {
-          const ref = b.roleRef as { kind: string; name: string };
-          const role = objects.find((o) => o.kind === ref.kind && o.metadata.name === ref.name && (ref.kind === 'ClusterRole' || o.metadata.namespace === b.metadata.namespace));
-          return ((role?.rules ?? []) as { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[]).map((r) => ({ ...r, scope: `${ref.kind}:${role?.metadata.namespace ?? ''}` }));
-        });
-        const grants = rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${r.scope} ${r.apiGroups.join()}/${res}:${v}=${(r.resourceNames ?? ['*']).join()}`))).sort();
+        const grants = webhookGrants();
         const ns = workload.metadata?.namespace ?? '';
         const secret = flagOr('tls-secret', WEBHOOK_OPTIONS.tlsSecret.default);
         const configName = flagOr('webhook-configuration', WEBHOOK_OPTIONS.webhookConfiguration.default);
         assert.deepEqual(grants, [
           `ClusterRole: admissionregistration.k8s.io/mutatingwebhookconfigurations:get=${configName}`,
           `ClusterRole: admissionregistration.k8s.io/mutatingwebhookconfigurations:patch=${configName}`,
+          ...METRICS_REVIEWS,
           `Role:${ns} /secrets:create=*`,
           `Role:${ns} /secrets:get=${secret}`,
           `Role:${ns} /secrets:update=${secret}`,
-        ]);
+        ].sort());
         assert.deepEqual(objects.filter((o) => o.apiVersion.startsWith('cert-manager.io/')).map((o) => o.metadata.name), [], 'no cert-manager object');
       });
 
@@ -162,13 +168,14 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
       });
 
       const policies = objects.filter((o) => o.kind === 'NetworkPolicy') as unknown as { spec: { podSelector: { matchLabels?: Record<string, string> }; policyTypes: string[]; ingress?: { from?: unknown[]; ports?: { port: number | string }[] }[]; egress?: unknown[] } }[];
-      if (policies.length > 0) it('is reachable on its port only and reaches nothing (NetworkPolicy)', () => {
+      if (policies.length > 0) it('is reachable on its port only and reaches only the API server\'s ports (NetworkPolicy)', () => {
         const labels = workload.spec?.template.metadata?.labels ?? {};
         const selecting = policies.filter((p) => Object.entries(p.spec.podSelector.matchLabels ?? {}).every(([k, v]) => labels[k] === v));
         assert.equal(selecting.length, 1);
         const policy = selecting[0];
         assert.deepEqual([...(policy?.spec.policyTypes ?? [])].sort(), ['Egress', 'Ingress']);
-        assert.deepEqual(policy?.spec.egress, []);
+        // --metrics-secure reviews each scrape with the API server; nothing else is called.
+        assert.deepEqual(policy?.spec.egress, [{ ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }] }]);
         const ports = (policy?.spec.ingress ?? []).flatMap((rule) => (rule.ports ?? []).map((p) => resolvePort(container, p.port)));
         assert.deepEqual(ports, [Number(args.flags.get('port') ?? WEBHOOK_OPTIONS.port.default)]);
       });

@@ -152,7 +152,7 @@ test('conndrain webhook serves, and on SIGTERM stops and exits 0', async () => {
   const certDir = mkdtempSync(join(tmpdir(), 'cdwh-cli-'));
   installPair(certDir, issueServingPair(ca));
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'webhook', '--cert-dir', certDir, '--port', String(port), '--address', '127.0.0.1', '--shutdown-delay', '200ms'], { cwd: ROOT });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'webhook', '--cert-dir', certDir, '--port', String(port), '--address', '127.0.0.1', '--shutdown-delay', '200ms', '--metrics-secure=false'], { cwd: ROOT });
   let stdout = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   try {

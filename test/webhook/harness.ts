@@ -8,6 +8,7 @@ import type { TLSSocket } from 'node:tls';
 import { DEFAULT_INJECT_CONFIG, type WebhookConfig } from '../../src/config/webhook.js';
 import { seededRandom, type RandomSource } from '../../src/inject/index.js';
 import { createLogger } from '../../src/logging.js';
+import type { MetricsAccess } from '../../kube/metrics-auth/metrics-access.js';
 import type { ConnectionLimits } from '../../webhook/http/limits.js';
 import { startWebhookServer, type RunningWebhook } from '../../webhook/server.js';
 import { createTestCa, installPair, issueServingPair, type ServingPair, type TestCa } from './certs.js';
@@ -21,7 +22,7 @@ export interface TestWebhook {
   stop(): Promise<void>;
 }
 
-export async function startTestWebhook(options: { withCert?: boolean; random?: RandomSource; config?: Partial<WebhookConfig>; limits?: Partial<ConnectionLimits> } = {}): Promise<TestWebhook> {
+export async function startTestWebhook(options: { withCert?: boolean; random?: RandomSource; config?: Partial<WebhookConfig>; limits?: Partial<ConnectionLimits>; metricsAccess?: MetricsAccess } = {}): Promise<TestWebhook> {
   const ca = createTestCa();
   const certDir = mkdtempSync(join(tmpdir(), 'cdwh-certs-'));
   const pair = options.withCert === false ? undefined : issueServingPair(ca);
@@ -45,7 +46,7 @@ export async function startTestWebhook(options: { withCert?: boolean; random?: R
     logLevel: 'debug',
     ...options.config,
   };
-  const running = await startWebhookServer({ config, logger: createLogger({ level: config.logLevel, component: 'webhook', destination: sink }), random: options.random ?? seededRandom(11), limits: options.limits });
+  const running = await startWebhookServer({ config, logger: createLogger({ level: config.logLevel, component: 'webhook', destination: sink }), random: options.random ?? seededRandom(11), limits: options.limits, metricsAccess: options.metricsAccess });
   return {
     running, ca, certDir, pair, logs,
     stop: async () => {
