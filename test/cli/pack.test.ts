@@ -4,14 +4,19 @@
  * package the tarball does not carry (netlink-native above all: a public package of that
  * name would be installed in its place) fails the install instead of being fetched. Then the
  * installed commands run from the prefix alone: `conndrain --version`, the plugin's help, and
- * an `inject` of the example manifest. About a minute: the pack builds the CLI first (prepack).
+ * an `inject` of the example manifest. The same tarball is the krew archive: installed the way
+ * krew installs it (the manifest's files and bin), the plugin runs. About a minute: the pack
+ * builds the CLI first (prepack).
  */
 import assert from 'node:assert/strict';
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { KREW_BIN, renderKrewManifest } from '../../scripts/release/krew.js';
+import { sha256 } from '../../scripts/release/render.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -73,5 +78,33 @@ describe('npm pack + npm install -g (offline)', () => {
     const probe = "import { closeSync } from 'node:fs'; import { listenReusePort } from 'netlink-native'; closeSync(listenReusePort('127.0.0.1', 0)); console.log('addon loaded');";
     const installed = join(prefix, 'lib', 'node_modules', 'conndrain');
     assert.match(ok(run(process.execPath, ['--input-type=module', '-e', probe], { cwd: installed }), 'the bundled addon'), /addon loaded/);
+  });
+
+  it('is the krew archive: unpacked by the manifest\'s rules, `kubectl-conndrain` runs', () => {
+    interface Platform { selector: { matchLabels: Record<string, string> }; uri: string; sha256: string; files: Array<{ from: string; to: string }>; bin: string }
+    const digest = sha256(readFileSync(tarball));
+    const manifest = parse(renderKrewManifest(version, [{ arch: process.arch, uri: `https://example.invalid/conndrain-${version}.tgz`, sha256: digest }])) as { kind: string; metadata: { name: string }; spec: { version: string; platforms: Platform[] } };
+    assert.equal(manifest.kind, 'Plugin');
+    assert.equal(manifest.metadata.name, 'conndrain');
+    assert.equal(manifest.spec.version, `v${version}`);
+    const [platform] = manifest.spec.platforms;
+    assert.ok(platform !== undefined);
+    assert.equal(platform.sha256, digest);
+    assert.equal(platform.bin, KREW_BIN);
+    assert.equal(platform.selector.matchLabels['os'], 'linux');
+    // krew: unpack into a work directory, move `from` (a glob) to `to` in the install directory, link `bin`.
+    const work = join(dir, 'krew-work');
+    const install = join(dir, 'krew-install');
+    mkdirSync(work);
+    mkdirSync(install);
+    ok(run('tar', ['-xzf', tarball, '-C', work]), 'tar -x');
+    for (const rule of platform.files) {
+      const from = rule.from.replace(/\/\*$/, '');
+      for (const name of readdirSync(join(work, from))) cpSync(join(work, from, name), join(install, rule.to, name), { recursive: true, verbatimSymlinks: true });
+    }
+    const link = join(dir, 'kubectl-conndrain');
+    symlinkSync(join(install, platform.bin), link);
+    assert.match(ok(run(link, ['--help']), 'krew-installed kubectl-conndrain --help'), /^Usage: kubectl conndrain/m);
+    assert.match(ok(run(link, ['inject', '-f', join(ROOT, 'examples', 'deployment.yaml')]), 'krew-installed inject'), /preStop:/);
   });
 });
