@@ -16,7 +16,7 @@ import { CliExit } from './exit.js';
 export const USAGE_EXIT = 2;
 
 /** `conndrain conntrack list`: the command's full name. */
-function pathOf(command: Command): string {
+export function pathOf(command: Command): string {
   const names: string[] = [];
   for (let c: Command | null = command; c !== null; c = c.parent) names.unshift(c.name());
   return names.join(' ');

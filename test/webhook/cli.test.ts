@@ -129,7 +129,7 @@ test('conndrain inject -f - : stdout is the manifest, warnings on stderr, exit 1
   assert.match(good.stdout, /sleep 45/);
   const unreadable = await runCli(['inject', '-f', '/nonexistent/x.yaml']);
   assert.equal(unreadable.code, 2);
-  assert.match(unreadable.stderr, /conndrain: cannot read \/nonexistent\/x.yaml: ENOENT/);
+  assert.match(unreadable.stderr, /conndrain inject: cannot read \/nonexistent\/x.yaml: ENOENT/);
 });
 
 test('conndrain review prints the AdmissionReview response; bad config lists every problem, exit 2', async () => {
