@@ -81,8 +81,15 @@ export const DOCTOR: CommandListing = {
   load: async () => (await import('./commands/doctor.js')).defineDoctorCommand,
 };
 
+export const VERSION_COMMAND: CommandListing = {
+  name: 'version',
+  description: 'Print the version (the same as --version).',
+  usage: '[options]',
+  load: async () => (await import('./commands/version.js')).defineVersionCommand,
+};
+
 /** `conndrain`'s commands, in the order its help lists them. */
-export const CONNDRAIN_LISTINGS: readonly CommandListing[] = [INJECT, REVIEW, WEBHOOK, AGENT, CONNTRACK, IPVS, LAB, DEMO, DOCTOR];
+export const CONNDRAIN_LISTINGS: readonly CommandListing[] = [INJECT, REVIEW, WEBHOOK, AGENT, CONNTRACK, IPVS, LAB, DEMO, DOCTOR, VERSION_COMMAND];
 
 /** `kubectl conndrain`'s commands: the operator's, not the daemons or the lab. */
-export const PLUGIN_LISTINGS: readonly CommandListing[] = [INJECT, REVIEW, STALE, DOCTOR];
+export const PLUGIN_LISTINGS: readonly CommandListing[] = [INJECT, REVIEW, STALE, DOCTOR, VERSION_COMMAND];

@@ -33,7 +33,8 @@ export function decodeManifest(name: string, bytes: Buffer): string {
   }
 }
 
-async function readStdin(): Promise<Buffer> {
+/** Every byte of stdin. */
+export async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { KubeConnection } from '../kube/connection.js';
 import { livePodIps, parseInventory, pruneEndpointSlice, type EndpointSliceLike, type PodLike } from '../src/stale/index.js';
 
@@ -16,6 +17,10 @@ export interface InventoryOptions {
   endpoints?: string;
   /** A kubeconfig file; in-cluster (the service account) when empty and `serviceHost` is set. */
   kubeconfig?: string | undefined;
+  /** The kubeconfig's context (--context); with no kubeconfig given, kubectl's ~/.kube/config is read. */
+  context?: string | undefined;
+  /** $HOME, for ~/.kube/config. */
+  home?: string | undefined;
   serviceHost?: string | undefined;
   servicePort?: string | undefined;
   nodeName?: string | undefined;
@@ -25,18 +30,31 @@ export interface InventoryOptions {
 export async function loadInventory(options: InventoryOptions): Promise<StaleInventory> {
   if (options.endpoints !== undefined) return await fromFile(options.endpoints);
   const inCluster = options.serviceHost !== undefined && options.serviceHost !== '';
-  if ((options.kubeconfig === undefined || options.kubeconfig === '') && !inCluster) {
+  const kubeconfig = kubeconfigFor(options);
+  if (kubeconfig === undefined && !inCluster) {
     throw new Error('no endpoints: give --endpoints FILE (EndpointSlices, e.g. `kubectl get endpointslices,pods -A -o yaml`) or --kubeconfig FILE');
   }
   const { loadKubeConnection } = await import('../kube/load.js');
-  const connection = await loadKubeConnection({ kubeconfig: options.kubeconfig, serviceHost: options.serviceHost, servicePort: options.servicePort });
+  const connection = await loadKubeConnection({ kubeconfig, context: options.context, serviceHost: options.serviceHost, servicePort: options.servicePort });
   return await fromApi(connection, options.nodeName);
 }
 
+/** The kubeconfig to read: the one given, else kubectl's default when a --context asks for one. */
+function kubeconfigFor(options: InventoryOptions): string | undefined {
+  if (options.kubeconfig !== undefined && options.kubeconfig !== '') return options.kubeconfig;
+  if (options.context === undefined || options.context === '') return undefined;
+  if (options.home === undefined || options.home === '') throw new Error(`--context ${options.context}: no kubeconfig (--kubeconfig, $KUBECONFIG) and no $HOME for ~/.kube/config`);
+  return join(options.home, '.kube', 'config');
+}
+
 async function fromFile(path: string): Promise<StaleInventory> {
-  const text = await readFile(path, 'utf8');
+  const { decodeManifest } = await import('./manifest-input.js');
+  const text = decodeManifest(path, await readFile(path));
   const parsed = parseInventory(text);
   if (!parsed.ok) throw new Error(`${path}: ${parsed.error.join('; ')}`);
+  // With no EndpointSlice every NAT'ed entry would look stale (and --delete would delete them all);
+  // a cluster always has at least the API server's own.
+  if (parsed.value.slices.length === 0) throw new Error(`${path}: no EndpointSlice in the file; expected \`kubectl get endpointslices,pods -A -o yaml\``);
   return { source: path, slices: parsed.value.slices, podIps: livePodIps(parsed.value.pods) };
 }
 

@@ -10,6 +10,7 @@ export interface StaleFlags {
   netns?: string;
   endpoints?: string;
   kubeconfig?: string;
+  context?: string;
   nodeName?: string;
   delete?: boolean;
   json?: boolean;
@@ -22,6 +23,8 @@ export async function runStale(flags: StaleFlags): Promise<void> {
     inventory = await loadInventory({
       endpoints: flags.endpoints,
       kubeconfig: flags.kubeconfig ?? env.KUBECONFIG,
+      context: flags.context,
+      home: env.HOME,
       serviceHost: env.KUBERNETES_SERVICE_HOST,
       servicePort: env.KUBERNETES_SERVICE_PORT,
       nodeName: flags.nodeName ?? env.NODE_NAME,
