@@ -36,7 +36,20 @@ export async function loadInventory(options: InventoryOptions): Promise<StaleInv
   }
   const { loadKubeConnection } = await import('../kube/load.js');
   const connection = await loadKubeConnection({ kubeconfig, context: options.context, serviceHost: options.serviceHost, servicePort: options.servicePort });
-  return await fromApi(connection, options.nodeName);
+  try {
+    return await fromApi(connection, options.nodeName);
+  } catch (error) {
+    throw new ApiUnavailable(`${connection.getCurrentCluster()?.server ?? 'the API server'}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/**
+ * The API server did not answer the lists (unreachable, refused, forbidden): the state of the
+ * cluster, not a mistake in the command line, so an operational failure (exit 1,
+ * docs/cli-errors.md), where a bad file or kubeconfig is a usage error (2).
+ */
+export class ApiUnavailable extends Error {
+  override name = 'ApiUnavailable';
 }
 
 /** The kubeconfig to read: the one given, else kubectl's default when a --context asks for one. */

@@ -3,7 +3,7 @@ import { excludePodIps, formatEndpoint, groupByService, OwnershipIndex, planDele
 import type { DeleteCountsByProtocol } from 'netlink-native/types';
 import { CliExit } from './exit.js';
 import { openConntrack, type ConntrackHandle } from './native-conntrack.js';
-import { loadInventory, type StaleInventory } from './stale-inventory.js';
+import { ApiUnavailable, loadInventory, type StaleInventory } from './stale-inventory.js';
 import { scanStale, summarizeStale, type StaleScan } from './stale-scan.js';
 
 export interface StaleFlags {
@@ -16,7 +16,8 @@ export interface StaleFlags {
   json?: boolean;
 }
 
-export async function runStale(flags: StaleFlags): Promise<void> {
+/** `who`: the command as the user typed it (`conndrain conntrack stale`, `kubectl conndrain stale`), for its messages. */
+export async function runStale(flags: StaleFlags, who = 'conndrain conntrack stale'): Promise<void> {
   let inventory: StaleInventory;
   try {
     const env = process.env;
@@ -30,7 +31,7 @@ export async function runStale(flags: StaleFlags): Promise<void> {
       nodeName: flags.nodeName ?? env.NODE_NAME,
     });
   } catch (error) {
-    throw new CliExit(2, `conndrain conntrack stale: ${message(error)}`);
+    throw new CliExit(error instanceof ApiUnavailable ? 1 : 2, `${who}: ${message(error)}`);
   }
   const ownership = new OwnershipIndex();
   ownership.replaceAll(inventory.slices);
@@ -39,7 +40,7 @@ export async function runStale(flags: StaleFlags): Promise<void> {
     api = await openConntrack(flags.netns);
   } catch (error) {
     // Operational (docs/cli-errors.md): the namespace or the addon, not the command line.
-    throw new CliExit(1, `conndrain conntrack stale: ${message(error)}`);
+    throw new CliExit(1, `${who}: ${message(error)}`);
   }
   try {
     let scan = await scanStale(api, ownership, inventory.podIps);

@@ -29,9 +29,9 @@ export function defineStaleCommand(stale: Command): void {
     .addOption(new Option('--delete', 'delete exactly the stale entries (by original tuple, zone and entry id)'))
     .addOption(new Option('--json', 'machine-readable output'))
     .addHelpText('after', JSON_SHAPE)
-    .action(async (flags: StaleFlags) => {
-      const { runStale } = await import('../stale-run.js');
-      await runStale(flags);
+    .action(async (flags: StaleFlags, command: Command) => {
+      const [{ runStale }, { pathOf }] = await Promise.all([import('../stale-run.js'), import('../usage-error.js')]);
+      await runStale(flags, pathOf(command));
     });
 }
 
