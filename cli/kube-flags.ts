@@ -58,17 +58,20 @@ export function moveKubectlFlagsAfterCommand(args: readonly string[], commandNam
   return [...args];
 }
 
-const DESCRIPTIONS: Readonly<Record<KubeFlag, Option>> = {
+const DEFAULT_OPTIONS: Readonly<Record<KubeFlag, Option>> = {
   kubeconfig: new Option('--kubeconfig <file>', 'the kubeconfig file (default: $KUBECONFIG, else in-cluster from the service account)'),
   context: new Option('--context <name>', 'the kubeconfig context to use (default: its current-context)'),
   namespace: new Option('-n, --namespace <name>', 'the namespace'),
 };
 
-/** Adds kubectl's flags `which` to `command`; `namespace` may describe what -n means for it. */
-export function addKubeFlags(command: Command, which: readonly KubeFlag[], namespace?: string): Command {
-  for (const flag of which) {
-    const template = DESCRIPTIONS[flag];
-    command.addOption(new Option(template.flags, flag === 'namespace' && namespace !== undefined ? namespace : template.description));
+/**
+ * Adds the kubectl flags named in `flags` to `command`, each with the description given (what
+ * it means for this command) or a default one when the description is ''.
+ */
+export function addKubeFlags(command: Command, flags: Readonly<Partial<Record<KubeFlag, string>>>): Command {
+  for (const [flag, description] of Object.entries(flags) as Array<[KubeFlag, string]>) {
+    const template = DEFAULT_OPTIONS[flag];
+    command.addOption(new Option(template.flags, description === '' ? template.description : description));
   }
   return command;
 }

@@ -60,14 +60,24 @@ function kubeconfigFor(options: InventoryOptions): string | undefined {
   return join(options.home, '.kube', 'config');
 }
 
+/** Whether `text` holds at least one Kubernetes object (a mapping with a kind; a List counts). */
+async function holdsAnObject(text: string): Promise<boolean> {
+  const { parseAllDocuments } = await import('yaml');
+  const docs = parseAllDocuments(text);
+  if (!Array.isArray(docs)) return false;
+  return docs.some((doc) => {
+    const value: unknown = doc.errors.length > 0 ? undefined : doc.toJS();
+    return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as Record<string, unknown>)['kind'] === 'string';
+  });
+}
+
 async function fromFile(path: string): Promise<StaleInventory> {
   const { decodeManifest } = await import('./manifest-input.js');
   const text = decodeManifest(path, await readFile(path));
   const parsed = parseInventory(text);
   if (!parsed.ok) throw new Error(`${path}: ${parsed.error.join('; ')}`);
-  // With no EndpointSlice every NAT'ed entry would look stale (and --delete would delete them all);
-  // a cluster always has at least the API server's own.
-  if (parsed.value.slices.length === 0) throw new Error(`${path}: no EndpointSlice in the file; expected \`kubectl get endpointslices,pods -A -o yaml\``);
+  // Text that is no object at all (a stray file) would read as "no endpoints anywhere".
+  if (!(await holdsAnObject(text))) throw new Error(`${path}: no Kubernetes object in the file; expected \`kubectl get endpointslices,pods -A -o yaml\``);
   return { source: path, slices: parsed.value.slices, podIps: livePodIps(parsed.value.pods) };
 }
 

@@ -33,6 +33,11 @@ export async function runStale(flags: StaleFlags, who = 'conndrain conntrack sta
   } catch (error) {
     throw new CliExit(error instanceof ApiUnavailable ? 1 : 2, `${who}: ${message(error)}`);
   }
+  // With no EndpointSlice every NAT'ed entry looks stale: listing them is harmless, deleting
+  // them all is not (a cluster always has at least the API server's own slice).
+  if (flags.delete === true && inventory.slices.length === 0) {
+    throw new CliExit(2, `${who}: no EndpointSlice in ${inventory.source}: --delete would delete every NAT'ed entry; refused`);
+  }
   const ownership = new OwnershipIndex();
   ownership.replaceAll(inventory.slices);
   let api: ConntrackHandle;

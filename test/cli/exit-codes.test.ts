@@ -36,6 +36,7 @@ const emptyDir = join(dir, 'nothing');
 mkdirSync(emptyDir);
 file('nothing/readme.txt', 'not a manifest');
 const badEndpoints = file('endpoints.yaml', 'just text\n');
+const noSlices = file('no-slices.yaml', 'apiVersion: v1\nkind: List\nitems: []\n');
 /** Two contexts on a server nothing listens on (port 9). */
 const kubeconfig = file('kubeconfig', ['apiVersion: v1', 'kind: Config', 'clusters:', '- name: c', '  cluster: {server: "https://127.0.0.1:9"}', 'users:', '- name: u', '  user: {token: t}', 'contexts:', '- name: x', '  context: {cluster: c, user: u}', '- name: y', '  context: {cluster: c, user: u}', 'current-context: x', ''].join('\n'));
 
@@ -83,7 +84,8 @@ const CASES: Case[] = [
   // stale (the input errors come before any netlink work)
   { name: 'stale: -n', entry: 'kubectl-main', args: ['stale', '-n', 'shop'], code: 2, stderr: /^kubectl conndrain stale: -n does not apply to stale \(it takes --kubeconfig, --context\)$/ },
   { name: 'stale: --endpoints with --context', entry: 'kubectl-main', args: ['--context', 'prod', 'stale', '--endpoints', badEndpoints], code: 2, stderr: /cannot be used with option '--context <name>'/ },
-  { name: 'stale: an endpoints file that is not one', entry: 'kubectl-main', args: ['stale', '--endpoints', badEndpoints], code: 2, stderr: /endpoints\.yaml/ },
+  { name: 'stale: an endpoints file that is not one', entry: 'kubectl-main', args: ['stale', '--endpoints', badEndpoints], code: 2, stderr: /endpoints\.yaml: no Kubernetes object in the file/ },
+  { name: 'stale: --delete with no EndpointSlice', entry: 'main', args: ['conntrack', 'stale', '--delete', '--endpoints', noSlices], code: 2, stderr: /^conndrain conntrack stale: no EndpointSlice in .*: --delete would delete every NAT'ed entry; refused$/ },
   { name: 'stale: a context the kubeconfig lacks', entry: 'kubectl-main', args: ['--kubeconfig', kubeconfig, '--context', 'z', 'stale'], code: 2, stderr: /^kubectl conndrain stale: kubeconfig: no context named z$/ },
   { name: 'stale: the API server unreachable (operational)', entry: 'kubectl-main', args: ['--context', 'y', 'stale', '--kubeconfig', kubeconfig], code: 1, stderr: /^kubectl conndrain stale: https:\/\/127\.0\.0\.1:9: .*ECONNREFUSED/ },
   { name: 'stale: a missing endpoints file', entry: 'main', args: ['conntrack', 'stale', '--endpoints', join(dir, 'nope.yaml')], code: 2, stderr: /ENOENT/ },
