@@ -13,12 +13,15 @@ import { REPO_ROOT, sha256 } from './render.js';
 
 export const KREW_MANIFEST = 'conndrain.krew.yaml';
 
-/** Runs `npm pack` into `out`; returns the tarball's file name. */
-function packInto(out: string): string {
-  const text = execFileSync('npm', ['pack', '--json', '--pack-destination', out], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 1024 * 1024 });
-  const [packed] = JSON.parse(text) as Array<{ filename: string }>;
-  if (packed === undefined) throw new Error('npm pack reported no tarball');
-  return packed.filename;
+/**
+ * Runs `npm pack` into `out`; returns the tarball's file name (npm's `<name>-<version>.tgz`).
+ * Its output is not parsed: the prepack build writes to the same stdout as `--json` would.
+ */
+function packInto(out: string, version: string): string {
+  execFileSync('npm', ['pack', '--pack-destination', out], { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  const tarball = `conndrain-${version}.tgz`;
+  if (!existsSync(join(out, tarball))) throw new Error(`npm pack wrote no ${tarball} into ${out}`);
+  return tarball;
 }
 
 /** SHA256SUMS with `files`' lines replaced by their current digests (`sha256sum -c` format). */
@@ -37,7 +40,7 @@ export function defaultDownloadUrl(version: string): string {
 /** Writes the package and the krew manifest into `out`; returns the files written. */
 export function releaseCli(out: string, version: string, downloadUrl: string): string[] {
   mkdirSync(out, { recursive: true });
-  const tarball = packInto(out);
+  const tarball = packInto(out, version);
   const digest = sha256(readFileSync(join(out, tarball)));
   const uri = `${downloadUrl.replace(/\/+$/, '')}/${tarball}`;
   writeFileSync(join(out, KREW_MANIFEST), renderKrewManifest(version, [{ arch: process.arch, uri, sha256: digest }]));
