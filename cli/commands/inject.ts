@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { CliExit } from '../exit.js';
 import { addConfigOptions } from '../options.js';
 import { pathOf, USAGE_EXIT } from '../usage-error.js';
@@ -23,7 +23,11 @@ function joinOutputs(outputs: readonly string[]): string {
 
 /** `conndrain inject`: manifests rewritten the way the webhook would mutate them (webhook/inject-manifests.ts). */
 export function defineInjectCommand(inject: Command): void {
-  inject.option('-f, --filename <file>', 'manifest file, directory (its .yaml, .yml and .json files) or - for stdin; repeat for more, read in order (default: stdin)', collect, []);
+  inject.addOption(
+    new Option('-f, --filename <file>', 'manifest file, directory (its .yaml, .yml and .json files) or - for stdin; repeat for more, read in order')
+      .argParser(collect)
+      .default([], 'stdin'),
+  );
   inject.option('-R, --recursive', 'read the directories given with -f and their subdirectories');
   addConfigOptions(inject, INJECT_OPTIONS);
   inject.addHelpText('after', `
@@ -55,7 +59,8 @@ object (one line, FILE:LINE:COL: what; nothing is written).`);
       try {
         const result = injectManifests(input.text, config, (n: number) => randomBytes(n));
         outputs.push(result.output);
-        messages.push(...result.messages);
+        // With several inputs a note names its file: the same object name may be in two of them.
+        messages.push(...(inputs.length > 1 ? result.messages.map((line) => line.replace(/^conndrain: /, `conndrain: ${input.name}: `)) : result.messages));
         invalid += result.invalid;
       } catch (error) {
         if (error instanceof ManifestError) throw new CliExit(USAGE_EXIT, `${input.name}: ${error.message}; nothing was written`);

@@ -64,7 +64,7 @@ describe('inject -f, several inputs', () => {
     assert.equal(run.code, 0, run.stderr);
     const names = parseAllDocuments(run.stdout).map((doc) => (doc.toJS() as { metadata: { name: string } }).metadata.name);
     assert.deepEqual(names, ['c', 'web', 'from-stdin', 'web']);
-    assert.match(run.stderr, /pod\/web: drain hook injected/);
+    assert.equal(run.stderr, `conndrain: ${join(dir, 'pod.yaml')}: pod/web: drain hook injected (sleep on app)\n`);
   });
 
   it('reads subdirectories with -R only', async () => {
