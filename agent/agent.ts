@@ -46,7 +46,7 @@ export class Agent {
     this.log = logger;
     this.metrics = metrics;
     this.instance = { instance: `${config.nodeName}.${randomUUID().slice(0, 8)}`, startedAtMs: clock.now() };
-    const events = new PodEvents(deps.eventSink ?? kubeEventSink(kube), config.nodeName, logger, () => clock.now());
+    const events = new PodEvents(deps.eventSink ?? kubeEventSink(kube), config.nodeName, logger, () => clock.now(), { clock, dropped: (why) => metrics.eventsDropped.inc({ why }) });
     const foreign = new ForeignSessions();
 
     const pods = this.pods = new PodsRunnable({ kube, clock, logger, metrics, goneSlackMs: config.goneSlackMs, relistBackoffMaxMs: config.relistBackoffMaxMs, watchList: config.watchList });
@@ -86,7 +86,7 @@ export class Agent {
       ready: () => this.readiness(), holds: () => ipvs.list(), listenSocket: deps.listenSocket, acceptMigrationSysctl: deps.acceptMigrationSysctl,
     });
     const plan: PlanLoop = this.plan = new PlanLoop({
-      planner, cache, synced: () => pods.isSynced, hold: ipvs, rewatch: (now) => conntrack.rewatch(now), save: () => state.save(),
+      planner, cache, synced: () => pods.isSynced, resync: () => pods.resync(), hold: ipvs, rewatch: (now) => conntrack.rewatch(now), save: () => state.save(),
       holdIntervalMs: config.holdIntervalMs, clock, logger, metrics, phase,
     });
 
@@ -110,7 +110,14 @@ export class Agent {
       void state.save();
     });
 
-    const eventsRecorder: Runnable = { name: 'events', start: () => Promise.resolve(), stop: () => events.flush() };
+    const eventsRecorder: Runnable = {
+      name: 'events',
+      start: () => Promise.resolve(),
+      stop: async () => {
+        await events.flush();
+        events.stop();
+      },
+    };
     this.runnables = new Runnables([eventsRecorder, state, handover, this.health, conntrack, ipvs, drain, pods, plan], logger);
   }
 

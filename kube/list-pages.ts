@@ -12,10 +12,10 @@ export interface ListPage {
   items?: unknown[];
 }
 
-export async function* listPages(connection: KubeConnection, path: string, options: { labelSelector?: string | undefined; pageSize: number }): AsyncGenerator<ListPage> {
+export async function* listPages(connection: KubeConnection, path: string, options: { labelSelector?: string | undefined; fieldSelector?: string | undefined; pageSize: number }): AsyncGenerator<ListPage> {
   let token: string | undefined;
   do {
-    const page = ((await kubeRequest(connection, 'GET', path, { labelSelector: options.labelSelector, limit: options.pageSize, continue: token })) ?? {}) as ListPage;
+    const page = ((await kubeRequest(connection, 'GET', path, { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector, limit: options.pageSize, continue: token })) ?? {}) as ListPage;
     yield page;
     token = page.metadata?.continue === '' ? undefined : page.metadata?.continue;
   } while (token !== undefined);

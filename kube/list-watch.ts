@@ -69,6 +69,8 @@ export interface ListWatchOptions<T> {
   /** Collection path, e.g. `/api/v1/pods`. */
   path: string;
   labelSelector?: string;
+  /** A field selector (the agent's own pods: `spec.nodeName=<node>`). */
+  fieldSelector?: string;
   /** Items per list page. */
   pageSize?: number;
   /** What is kept of one API object (called on every listed item and watch event). */
@@ -122,6 +124,13 @@ export class RestartingListWatch<T> {
   /** Streaming-list attempts in a row that ended before their initial-events-end bookmark. */
   private streamFailures = 0;
   private readonly masks: WatchMasks | undefined;
+  /** When the view last moved: a complete state applied, or a watch event (bookmarks too) read. */
+  private progressAtMs = Number.NEGATIVE_INFINITY;
+  /** A failure since the view was last known complete: changes may be missing until the next list or event. */
+  private gap = true;
+  /** resync() asked for a fresh state that has not been applied yet. */
+  private resyncing = false;
+  private resyncWaiters: Array<(applied: boolean) => void> = [];
 
   constructor(
     private readonly options: ListWatchOptions<T>,
@@ -136,12 +145,65 @@ export class RestartingListWatch<T> {
     return this.everSynced;
   }
 
+  /** Synced, and no failure since the view was last known complete. */
+  get live(): boolean {
+    return this.everSynced && !this.gap;
+  }
+
+  /** How long ago the view last moved (a complete state applied, or a watch event or bookmark read). */
+  progressAgeMs(): number {
+    return this.options.clock.now() - this.progressAtMs;
+  }
+
+  /**
+   * Reads the state again now, as a consistent read (the newest state the server has, not a
+   * cache that may lag), and applies it with replace semantics. Resolves true once applied,
+   * false when that attempt failed (the list/watch then retries with its backoff as usual) or
+   * the list/watch stopped. Calls made while one is pending share it. A decision taken by time
+   * alone (a grace that ran out) calls this first: a watch can stall without an error, and
+   * such a decision must not rest on a view that missed changes.
+   */
+  resync(): Promise<boolean> {
+    if (this.stopped) return Promise.resolve(false);
+    const applied = new Promise<boolean>((resolve) => this.resyncWaiters.push(resolve));
+    if (!this.resyncing) {
+      this.resyncing = true;
+      this.resourceVersion = undefined;
+      this.syncedRv = undefined;
+      this.consistentList = true;
+      if (this.timer === undefined) {
+        // A watch in flight is replaced; one waiting out a backoff keeps its delay (an API that is down is not hammered).
+        this.generation += 1;
+        this.abort?.abort();
+        this.abort = undefined;
+        this.schedule(0);
+      }
+    }
+    return applied;
+  }
+
+  /** The view is complete as of now: resync() callers are answered. */
+  private markComplete(): void {
+    this.gap = false;
+    this.progressAtMs = this.options.clock.now();
+    this.settleResync(true);
+  }
+
+  private settleResync(applied: boolean): void {
+    if (this.resyncWaiters.length === 0 && !this.resyncing) return;
+    this.resyncing = false;
+    const waiters = this.resyncWaiters;
+    this.resyncWaiters = [];
+    for (const resolve of waiters) resolve(applied);
+  }
+
   start(): void {
     this.schedule(0);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.settleResync(false);
     this.generation += 1;
     this.timer?.cancel();
     this.timer = undefined;
@@ -183,6 +245,8 @@ export class RestartingListWatch<T> {
   /** `initial`: the streaming list whose initial events had not ended when it failed. */
   private failed(error: unknown, initial?: InitialEvents): void {
     if (this.stopped) return;
+    this.gap = true;
+    this.settleResync(false);
     const gone = statusCode(error) === 410;
     if (gone) this.resourceVersion = undefined; // relist
     if (initial !== undefined && this.streamFailed(error, gone)) return;
@@ -219,6 +283,7 @@ export class RestartingListWatch<T> {
     this.resourceVersion = rv ?? '0';
     this.syncedRv = this.resourceVersion;
     this.streamFailures = 0;
+    this.markComplete();
     if (!this.everSynced) {
       this.everSynced = true;
       this.handlers.synced('stream');
@@ -236,7 +301,7 @@ export class RestartingListWatch<T> {
   }
 
   private async list(generation: number): Promise<void> {
-    const { connection, path, labelSelector, pageSize = 500, project, keyOf } = this.options;
+    const { connection, path, labelSelector, fieldSelector, pageSize = 500, project, keyOf } = this.options;
     // Only a list that finds keys already held can have removals to find (not the first).
     const seen = this.holdsAny() ? new Set<string>() : undefined;
     const take = (raw: unknown): void => {
@@ -249,7 +314,7 @@ export class RestartingListWatch<T> {
     };
     let resourceVersion: string | undefined;
     if (this.consistentList) {
-      for await (const page of listPages(connection, path, { labelSelector, pageSize })) {
+      for await (const page of listPages(connection, path, { labelSelector, fieldSelector, pageSize })) {
         if (generation !== this.generation) return;
         resourceVersion ??= page.metadata?.resourceVersion;
         for (const raw of page.items ?? []) take(raw);
@@ -271,6 +336,7 @@ export class RestartingListWatch<T> {
     this.consistentList = false;
     this.resourceVersion = resourceVersion ?? '0';
     this.syncedRv = this.resourceVersion;
+    this.markComplete();
     if (!this.everSynced) {
       this.everSynced = true;
       this.handlers.synced('list');
@@ -282,11 +348,11 @@ export class RestartingListWatch<T> {
    * streamed; a server that paginates it anyway is followed through its continue tokens.
    */
   private async listFromCache(generation: number, take: (raw: unknown) => void): Promise<string | undefined> {
-    const { connection, path, labelSelector } = this.options;
-    const first = await streamList(connection, path, { labelSelector, resourceVersion: this.syncedRv ?? '0' }, take, this.masks?.item);
+    const { connection, path, labelSelector, fieldSelector } = this.options;
+    const first = await streamList(connection, path, { labelSelector, fieldSelector, resourceVersion: this.syncedRv ?? '0' }, take, this.masks?.item);
     let token = first.continue;
     while (token !== undefined && generation === this.generation) {
-      const page = await streamList(connection, path, { labelSelector, continue: token }, take, this.masks?.item);
+      const page = await streamList(connection, path, { labelSelector, fieldSelector, continue: token }, take, this.masks?.item);
       token = page.continue;
     }
     return first.resourceVersion;
@@ -294,7 +360,7 @@ export class RestartingListWatch<T> {
 
   /** A watch from the last resourceVersion, or with `initial` a streaming list (its initial events, then live). */
   private async watch(generation: number, initial?: InitialEvents): Promise<void> {
-    const { path, labelSelector, watchTimeoutSeconds = 300, project, keyOf } = this.options;
+    const { path, labelSelector, fieldSelector, watchTimeoutSeconds = 300, project, keyOf } = this.options;
     const startedAt = this.options.clock.now();
     let events = 0;
     let gone = false;
@@ -317,6 +383,9 @@ export class RestartingListWatch<T> {
         this.resourceVersion = rv;
         this.syncedRv = rv;
       }
+      // Events flow again after a failure: the watch resumed from the last resourceVersion and replays what it missed.
+      this.gap = false;
+      this.progressAtMs = this.options.clock.now();
       if (type === 'ADDED' || type === 'MODIFIED') {
         const obj = project(raw);
         this.known?.add(keyOf(obj));
@@ -349,7 +418,7 @@ export class RestartingListWatch<T> {
       }
     };
     const from = initial === undefined ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true } : watchListQuery(this.syncedRv);
-    const query = { labelSelector, ...from, timeoutSeconds: watchTimeoutSeconds };
+    const query = { labelSelector, fieldSelector, ...from, timeoutSeconds: watchTimeoutSeconds };
     const abort = await streamWatch(this.options.connection, path, query, onEvent, onDone, this.masks === undefined ? {} : { mask: this.masks.event });
     if (generation === this.generation && !this.stopped) this.abort = abort;
     else abort.abort(); // over already (stopped, refused, or done): nothing more is read

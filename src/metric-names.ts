@@ -43,6 +43,12 @@ export const AGENT_METRICS = {
   flowpinPinnedPackets: 'conndrain_flowpin_pinned_packets',
   flowpinErrors: 'conndrain_flowpin_errors_total',
   ipvsSloppyTcp: 'conndrain_ipvs_sloppy_tcp',
+  eventsDropped: 'conndrain_events_dropped_total',
+  endpointsTracked: 'conndrain_endpoints_tracked',
+  endpointsDraining: 'conndrain_endpoints_draining',
+  endpointFlushes: 'conndrain_endpoint_flushes_total',
+  restartSweepDeleted: 'conndrain_restart_sweep_deleted_total',
+  staleViewDeferrals: 'conndrain_stale_view_deferrals_total',
 } as const;
 
 export const ALL_METRIC_NAMES: readonly string[] = [...Object.values(WEBHOOK_METRICS), ...Object.values(AGENT_METRICS)];

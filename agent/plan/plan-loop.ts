@@ -27,6 +27,12 @@ export interface PlanLoopOptions {
   cache: PodCache;
   /** Whether the first complete pod list is in. */
   synced: () => boolean;
+  /**
+   * Lists this node's pods again (a consistent read) and applies them; false when that failed.
+   * A decision by time alone (a deleting pod's grace ran out) waits for it: a stalled watch
+   * can hide a deletion and the pod that got the IP since.
+   */
+  resync: () => Promise<boolean>;
   hold: HoldApplier;
   /** After a run that planned: the conntrack event index is told the watched IPs. */
   rewatch: (nowMs: number) => void;
@@ -57,6 +63,10 @@ export class PlanLoop implements Runnable {
   private again = false;
   /** kick() ran: every part is up. */
   private kicked = false;
+  /** A resync asked at this time was applied: the view is at least this fresh (deadlines up to it may be decided). */
+  private freshAtMs = Number.NEGATIVE_INFINITY;
+  private freshening = false;
+  private freshRetry: TimerHandle | undefined;
 
   constructor(private readonly options: PlanLoopOptions) {}
 
@@ -105,6 +115,7 @@ export class PlanLoop implements Runnable {
     for (const t of this.timers) t.cancel();
     this.runScheduled?.cancel();
     this.deadlineTimer?.handle.cancel();
+    this.freshRetry?.cancel();
     await this.running?.catch(() => undefined);
   }
 
@@ -153,7 +164,7 @@ export class PlanLoop implements Runnable {
         this.syncSeen = true;
         planner.touchAll(cache.knownUids());
       }
-      planner.touchDue(now);
+      this.touchDueOnFreshView(now);
       if (planner.pending > 0) {
         planned = true;
         if (planner.plan(now)) this.stateDirty = true;
@@ -175,6 +186,39 @@ export class PlanLoop implements Runnable {
       void this.options.save();
     }
     if (this.options.synced()) this.planned = true;
+  }
+
+  /**
+   * Deleting pods whose grace ran out are re-planned (as gone) only on a view at least as new
+   * as their deadline: the first run after a deadline asks for a resync and the next run
+   * after it was applied decides, with the IP-reuse check on the resynced pods. While the API
+   * cannot be read, they stay draining (held) and the resync is retried.
+   */
+  private touchDueOnFreshView(now: number): void {
+    const due = this.options.planner.nextDeadline;
+    if (due === undefined || due > now) return;
+    if (this.freshAtMs >= due) {
+      this.options.planner.touchDue(this.freshAtMs);
+      return;
+    }
+    if (this.freshening || this.freshRetry !== undefined) return;
+    this.freshening = true;
+    this.options.metrics.staleViewDeferrals.inc({ source: 'pods' });
+    const askedAt = now;
+    void this.options.resync().then((applied) => {
+      this.freshening = false;
+      if (this.options.phase.stopping) return;
+      if (applied) {
+        this.freshAtMs = Math.max(this.freshAtMs, askedAt);
+        this.requestRun();
+        return;
+      }
+      this.options.logger.info('plan: a deleting pod\'s grace ran out but this node\'s pods could not be listed again; it stays held until they can');
+      this.freshRetry = this.options.clock.setTimeout(() => {
+        this.freshRetry = undefined;
+        this.requestRun();
+      }, this.options.holdIntervalMs);
+    });
   }
 
   /** One timer, for the earliest deleting pod whose grace ends: no scan of deleting pods. */

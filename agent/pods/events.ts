@@ -2,8 +2,8 @@
  * Kubernetes Events on pods for app teams, from the agent of the pod's own node only:
  * `DrainStarted`, then one `DrainFinished` saying how it ended (idle, timeout, pod-gone,
  * ready-again), and `ConntrackFlushed`; `DrainInterrupted` (Warning) when an agent crash cut a
- * held preStop call short. Creating an event is best effort: a failure is logged,
- * never fatal, never retried in a loop.
+ * held preStop call short. A write the API does not answer (network, 5xx, 429) is retried with
+ * backoff from a bounded queue (event-retry.ts); nothing here is ever fatal.
  */
 import type { CoreV1Event } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -11,6 +11,8 @@ import { EVENT_CONNTRACK_FLUSHED, EVENT_DRAIN_FINISHED, EVENT_DRAIN_INTERRUPTED,
 import type { KubeConnection } from '../../kube/connection.js';
 import type { PodRecord } from '../../src/drain-plan.js';
 import { kubeRequest } from '../../kube/request.js';
+import type { Clock } from '../../kube/clock.js';
+import { EventRetryQueue, type EventWrite } from './event-retry.js';
 
 export interface EventPod {
   uid: string;
@@ -34,17 +36,51 @@ export function kubeEventSink(connection: KubeConnection): EventSink {
   return (namespace, body) => kubeRequest(connection, 'POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, {}, body);
 }
 
+/** How failed writes are retried: the queue's bound and backoff, and who counts what is dropped. */
+export interface EventRetryPolicy {
+  clock: Clock;
+  capacity?: number;
+  initialMs?: number;
+  maxMs?: number;
+  dropped?(why: 'refused' | 'overflow'): void;
+}
+
 export class PodEvents {
   /** Pods with a DrainStarted and no DrainFinished yet. */
   private readonly open = new Set<string>();
   private readonly pendingWrites = new Set<Promise<void>>();
+  private readonly retries: EventRetryQueue | undefined;
 
   constructor(
     private readonly sink: EventSink,
     private readonly nodeName: string,
     private readonly logger: Logger,
     private readonly now: () => number,
-  ) {}
+    retry?: EventRetryPolicy,
+  ) {
+    this.retries = retry === undefined ? undefined : new EventRetryQueue({
+      clock: retry.clock,
+      capacity: retry.capacity ?? 1000,
+      initialMs: retry.initialMs ?? 500,
+      maxMs: retry.maxMs ?? 30_000,
+      dropped: (write, why, error) => {
+        retry.dropped?.(why);
+        this.logger.warn({ event: write.what, why, err: error }, 'could not record the Kubernetes Event; dropped');
+      },
+      retrying: (write, error, delayMs) => this.logger.info({ event: write.what, err: error, retryInMs: delayMs, waiting: this.retries?.size }, 'could not record the Kubernetes Event yet; retrying'),
+    });
+  }
+
+  /** Events waiting for a retry. */
+  get waiting(): number {
+    return this.retries?.size ?? 0;
+  }
+
+  /** Shutdown: no more retries; what still waits is logged. */
+  stop(): void {
+    const left = this.retries?.stop() ?? [];
+    if (left.length > 0) this.logger.warn({ events: left.map((w) => w.what) }, 'stopping with Kubernetes Events not recorded');
+  }
 
   drainStarted(pod: EventPod, message: string): void {
     if (!this.mine(pod) || this.open.has(pod.uid)) return;
@@ -98,9 +134,13 @@ export class PodEvents {
       count: 1,
     };
     const log = this.logger.child({ pod: `${pod.namespace}/${pod.name}`, ips: pod.ips, reason });
-    const write = this.sink(pod.namespace, body).then(
+    const event: EventWrite = { what: `${pod.namespace}/${pod.name} ${reason}`, send: () => this.sink(pod.namespace, body) };
+    const write = event.send().then(
       () => log.debug('event recorded'),
-      (error: unknown) => log.warn({ err: error }, 'could not record the Kubernetes Event (ignored)'),
+      (error: unknown) => {
+        if (this.retries === undefined) log.warn({ err: error }, 'could not record the Kubernetes Event (ignored)');
+        else this.retries.failed(event, error);
+      },
     );
     this.pendingWrites.add(write);
     void write.finally(() => this.pendingWrites.delete(write));

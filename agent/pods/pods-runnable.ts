@@ -22,6 +22,8 @@ export type PodChange =
 
 export interface PodsOptions {
   kube: KubeConnection;
+  /** This node: the watch lists only its pods (every node's when absent). */
+  nodeName?: string;
   clock: Clock;
   logger: Logger;
   metrics: AgentMetrics;
@@ -47,7 +49,7 @@ export class PodsRunnable implements Runnable {
     this.cache = new PodCache(options.goneSlackMs);
     this.synced = new SyncGate(options.clock);
     this.watch = new PodWatch(
-      { connection: options.kube, backoffMaxMs: options.relistBackoffMaxMs, clock: options.clock, logger: log, watchList: options.watchList },
+      { connection: options.kube, ...(options.nodeName === undefined ? {} : { nodeName: options.nodeName }), backoffMaxMs: options.relistBackoffMaxMs, clock: options.clock, logger: log, watchList: options.watchList },
       {
         upsert: (pod) => {
           const uid = podUid(pod);
@@ -78,6 +80,20 @@ export class PodsRunnable implements Runnable {
   /** The first complete list was applied. */
   get isSynced(): boolean {
     return this.watch.synced;
+  }
+
+  /** Synced, with no watch failure since. */
+  get isLive(): boolean {
+    return this.watch.live;
+  }
+
+  /**
+   * Lists this node's pods again (a consistent read) and applies the result: a decision taken
+   * by time alone runs on this view, never on one a stalled watch left behind. Resolves false
+   * when the list failed (the decision waits for the next try).
+   */
+  resync(): Promise<boolean> {
+    return this.watch.resync();
   }
 
   start(): Promise<void> {

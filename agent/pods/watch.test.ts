@@ -22,7 +22,7 @@ async function startWatch(pageSize?: number, watchList: WatchListMode = 'off', s
   const syncs: number[] = [];
   const relists: number[] = [];
   const watch = new PodWatch(
-    { connection, pageSize, watchList, backoffMaxMs: 400, clock: systemClock, logger: pino({ level: 'silent' }) },
+    { connection, nodeName: 'n1', pageSize, watchList, backoffMaxMs: 400, clock: systemClock, logger: pino({ level: 'silent' }) },
     {
       upsert: (pod) => cache.upsert(pod),
       remove: (uid) => cache.remove(uid),
@@ -78,7 +78,7 @@ test('--watch-list=off: lists, syncs once, follows ADDED/MODIFIED/DELETED, relis
 });
 
 test('lists from the watch cache (resourceVersion=0, one streamed answer) and keeps only the pruned fields of each pod', async () => {
-  for (let i = 0; i < 5; i++) server.putPod(managedPod({ name: `page-${i}`, nodeName: 'n2', ips: [`10.2.0.${i}`] }));
+  for (let i = 0; i < 5; i++) server.putPod(managedPod({ name: `page-${i}`, nodeName: 'n1', ips: [`10.2.0.${i}`] }));
   const managed = server.listPods().filter((p) => p.metadata?.labels?.['conndrain.io/managed'] === 'true').length;
   const before = server.requests.length;
   const quorumBefore = server.listStats.quorum;
@@ -146,7 +146,7 @@ const streamRequests = (from: number): typeof server.requests => podRequests(fro
 const plainLists = (from: number): typeof server.requests => podRequests(from).filter((r) => r.query.watch === undefined);
 
 test('--watch-list=auto: the initial state comes from a streaming list; synced only at its initial-events-end bookmark; no LIST', async () => {
-  for (let i = 0; i < 4; i++) server.putPod(managedPod({ name: `stream-${i}`, nodeName: 'n3', ips: [`10.3.0.${i}`] }));
+  for (let i = 0; i < 4; i++) server.putPod(managedPod({ name: `stream-${i}`, nodeName: 'n1', ips: [`10.3.0.${i}`] }));
   const managed = managedCount();
   const before = server.requests.length;
   const stats = { ...server.listStats };
@@ -157,7 +157,7 @@ test('--watch-list=auto: the initial state comes from a streaming list; synced o
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(watch.synced, false, 'every pod is in, but the end bookmark has not come: not synced');
     assert.deepEqual(syncs, []);
-    server.putPod(managedPod({ name: 'stream-late', nodeName: 'n3', ips: ['10.3.0.9'] })); // a change while the initial events run: after the bookmark
+    server.putPod(managedPod({ name: 'stream-late', nodeName: 'n1', ips: ['10.3.0.9'] })); // a change while the initial events run: after the bookmark
     server.releaseInitialEventsEnd();
     await until('sync', () => watch.synced);
     assert.deepEqual(syncs, [managed], 'synced once, at the bookmark, with the initial state only');
@@ -182,8 +182,8 @@ test('--watch-list=auto: the initial state comes from a streaming list; synced o
 });
 
 test('--watch-list=auto: a streaming list again after a 410 removes the pods deleted meanwhile (replace semantics, no LIST)', async () => {
-  server.putPod(managedPod({ name: 'stays', nodeName: 'n4', ips: ['10.4.0.1'] }));
-  server.putPod(managedPod({ name: 'leaves', nodeName: 'n4', ips: ['10.4.0.2'] }));
+  server.putPod(managedPod({ name: 'stays', nodeName: 'n1', ips: ['10.4.0.1'] }));
+  server.putPod(managedPod({ name: 'leaves', nodeName: 'n1', ips: ['10.4.0.2'] }));
   const before = server.requests.length;
   const stats = { ...server.listStats };
   const { cache, watch, relists, syncs } = await startWatch(undefined, 'auto');
@@ -193,7 +193,7 @@ test('--watch-list=auto: a streaming list again after a 410 removes the pods del
     // History compacted (the open watch gets ERROR 410), and while the agent is away one pod goes, one comes.
     server.expireResourceVersions();
     server.deletePod('shop', 'leaves');
-    server.putPod(managedPod({ name: 'arrives', nodeName: 'n4', ips: ['10.4.0.3'] }));
+    server.putPod(managedPod({ name: 'arrives', nodeName: 'n1', ips: ['10.4.0.3'] }));
     await until('the new pod', () => cache.byDrain('drain-arrives') !== undefined);
     await until('the deleted pod removed at the end bookmark', () => cache.byDrain('drain-leaves') === undefined);
     assert.ok(cache.byDrain('drain-stays') !== undefined);
@@ -226,7 +226,7 @@ test('--watch-list=auto on a server with the WatchList gate off (1.33: HTTP 422)
     // A 410 later: the relist is a LIST again, the streaming list is not retried this process life.
     await until('watching', () => server.openWatches > 0);
     server.expireResourceVersions();
-    server.putPod(managedPod({ name: 'after-gate', nodeName: 'n5', ips: ['10.5.0.9'] }));
+    server.putPod(managedPod({ name: 'after-gate', nodeName: 'n1', ips: ['10.5.0.9'] }));
     await until('relisted', () => cache.byDrain('drain-after-gate') !== undefined);
     assert.equal(streamRequests(before).length, 1, 'asked once');
     assert.equal(server.listStats.fromCache - stats.fromCache, 2);
@@ -274,15 +274,15 @@ test('--watch-list=on on a server with the gate off: restarts with a clear error
 
 for (const mode of ['off', 'auto'] as const) {
   test(`with the store's keys (no key set of its own), --watch-list=${mode}: the sync after a 410 still removes the pods gone meanwhile`, async () => {
-    server.putPod(managedPod({ name: `k1-${mode}`, nodeName: 'n3', ips: [mode === 'off' ? '10.3.0.1' : '10.3.1.1'] }));
-    server.putPod(managedPod({ name: `k2-${mode}`, nodeName: 'n3', ips: [mode === 'off' ? '10.3.0.2' : '10.3.1.2'] }));
+    server.putPod(managedPod({ name: `k1-${mode}`, nodeName: 'n1', ips: [mode === 'off' ? '10.3.0.1' : '10.3.1.1'] }));
+    server.putPod(managedPod({ name: `k2-${mode}`, nodeName: 'n1', ips: [mode === 'off' ? '10.3.0.2' : '10.3.1.2'] }));
     const { cache, watch } = await startWatch(undefined, mode, true);
     try {
       await until('sync', () => watch.synced && cache.byDrain(`drain-k2-${mode}`) !== undefined);
       await until('watch request', () => server.openWatches > 0);
       server.expireResourceVersions();
       server.deletePod('shop', `k1-${mode}`);
-      server.putPod(managedPod({ name: `k3-${mode}`, nodeName: 'n3', ips: [mode === 'off' ? '10.3.0.3' : '10.3.1.3'] }));
+      server.putPod(managedPod({ name: `k3-${mode}`, nodeName: 'n1', ips: [mode === 'off' ? '10.3.0.3' : '10.3.1.3'] }));
       await until('relist after 410', () => cache.byDrain(`drain-k3-${mode}`) !== undefined && cache.byDrain(`drain-k1-${mode}`) === undefined);
       assert.ok(cache.byDrain(`drain-k2-${mode}`) !== undefined, 'a pod still there is kept');
     } finally {

@@ -1,5 +1,6 @@
 /**
- * List/watch of managed pods (label conndrain.io/managed=true) in every namespace: the shared
+ * List/watch of this node's managed pods (label conndrain.io/managed=true, field
+ * spec.nodeName=<node>, the one field the API server's watch cache indexes pods by): the shared
  * restarting list/watch (kube/list-watch.ts: `@kubernetes/client-node`'s Watch; the initial
  * state from a streaming list where the API server offers it, else a list from the watch cache
  * decoded as it streams; relist on 410, jittered backoff restarts) with each pod pruned to the
@@ -31,6 +32,8 @@ export interface PodWatchHandlers {
 
 export interface PodWatchOptions {
   connection: KubeConnection;
+  /** This node: only its pods are watched (the rest of the cluster comes from EndpointSlices); every node's when absent (tools). */
+  nodeName?: string;
   backoffMaxMs: number;
   clock: Clock;
   logger: Logger;
@@ -56,6 +59,7 @@ export class PodWatch {
         connection: options.connection,
         path: '/api/v1/pods',
         labelSelector: MANAGED_SELECTOR,
+        ...(options.nodeName === undefined ? {} : { fieldSelector: `spec.nodeName=${options.nodeName}` }),
         pageSize: options.pageSize ?? 100,
         project: (raw) => prunePod(raw as PodLike),
         fields: POD_FIELDS,
@@ -82,6 +86,16 @@ export class PodWatch {
 
   get synced(): boolean {
     return this.lw.synced;
+  }
+
+  /** Synced, and no watch failure since the view was last complete. */
+  get live(): boolean {
+    return this.lw.live;
+  }
+
+  /** A fresh, consistent list of this node's pods, applied (true) or failed (false). */
+  resync(): Promise<boolean> {
+    return this.lw.resync();
   }
 
   start(): void {

@@ -32,7 +32,13 @@ export class AgentMetrics {
   readonly indexVerifyLeftovers = new Counter({ name: N.indexVerifyLeftovers, help: 'Entries the verification dump pass deleted after a fresh index deletion (what the index missed; should stay 0)', registers: [this.registry] });
   readonly drainApiAnswers = new Counter({ name: N.drainApiAnswers, help: 'Drain API answers by HTTP status code (200 drain ended; 400/405/431 bad requests; 404 unknown id; 503 full or first pod list late; 500 handler failure)', labelNames: ['code'], registers: [this.registry] });
   readonly flowsVisible = new Gauge({ name: N.flowsVisible, help: '1 when netfilter conntrack sees this node\'s pod traffic; 0 when open flows are unknown (eBPF datapath, --flow-visibility): adaptive drains last their maximum', registers: [this.registry] });
-  readonly podsCached = new Gauge({ name: N.podsCached, help: 'Managed pods in the watch cache', registers: [this.registry] });
+  readonly podsCached = new Gauge({ name: N.podsCached, help: 'This node\'s managed pods in the watch cache', registers: [this.registry] });
+  readonly eventsDropped = new Counter({ name: N.eventsDropped, help: 'Kubernetes Events not recorded (why: refused by the API, overflow of the retry queue)', labelNames: ['why'], registers: [this.registry] });
+  readonly endpointsTracked = new Gauge({ name: N.endpointsTracked, help: 'Endpoints (pods, merged over their EndpointSlices) of opted-in Services known to this agent', registers: [this.registry] });
+  readonly endpointsDraining = new Gauge({ name: N.endpointsDraining, help: 'Endpoints terminating or not serving, held on this node', registers: [this.registry] });
+  readonly endpointFlushes = new Counter({ name: N.endpointFlushes, help: 'Endpoints gone from every EndpointSlice whose conntrack entries this node flushed (scope: all protocols, or udp-sctp for an endpoint that left while serving)', labelNames: ['scope'], registers: [this.registry] });
+  readonly restartSweepDeleted = new Counter({ name: N.restartSweepDeleted, help: 'Entries DNATed to addresses no endpoint or local pod holds, deleted by the pass after start-up', registers: [this.registry] });
+  readonly staleViewDeferrals = new Counter({ name: N.staleViewDeferrals, help: 'Decisions by time put off because the watch feeding them was not fresh (resync asked first)', labelNames: ['source'], registers: [this.registry] });
 
   private last: { insertFailed: number; drop: number; earlyDrop: number } | undefined;
   private lastIndex: { overruns: number; resyncs: number } | undefined;

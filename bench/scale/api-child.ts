@@ -1,10 +1,12 @@
 /**
  * Child of bench/scale/run.ts: the API stand-in (test/apiserver) holding argv[3] managed pods
  * as small objects and sending each one full size (~6 KB: bench/agent/fat-pod.ts) in lists
- * and watch events, as the real server does. Prints JSON lines: `{"ev":"ready"}` once the
+ * and watch events, as the real server does; with argv[4] Services (services.ts) also their
+ * EndpointSlices, the opted-in Namespaces, and a kube-proxy's list/watch of slices and
+ * Services (kube-proxy-client.ts) to compare bytes sent with. Prints JSON lines: `{"ev":"ready"}` once the
  * pods are in, then, after a `{"cmd":"churn",...}` line on stdin, one line per event the
  * bench measures (a pod starts draining, a pod is deleted, a drain call's answer) and
- * `{"ev":"churn-done"}`. Exits when stdin closes.
+ * `{"ev":"churn-done"}` (with the bytes sent by resource and client). Exits when stdin closes.
  */
 import { request } from 'node:http';
 import { createInterface } from 'node:readline';
@@ -12,9 +14,13 @@ import { FakeApiServer, type JsonObject } from '../../test/apiserver/server.js';
 import { managedPod, markDeleting, setReady } from '../../test/apiserver/pods.js';
 import { fatPod } from '../agent/fat-pod.js';
 import { AGENT_NODE, podDrainId, podIp, podName, podNamespace, podNode, podUid, wallMs } from './cluster.js';
+import { appOf, checkServiceCount, putServices } from './services.js';
+import { startKubeProxyClient } from './kube-proxy-client.js';
 
-const [kubeconfig = '', podsText = '0'] = process.argv.slice(2);
+const [kubeconfig = '', podsText = '0', servicesText = '0'] = process.argv.slice(2);
 const PODS = Number(podsText);
+const SERVICES = Number(servicesText);
+checkServiceCount(SERVICES);
 const say = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 
 type Meta = { name: string; namespace: string; uid: string; labels: Record<string, string>; annotations: Record<string, string>; resourceVersion?: string; deletionTimestamp?: string; deletionGracePeriodSeconds?: number };
@@ -37,15 +43,20 @@ function expand(pod: JsonObject): JsonObject {
 
 /** Pod i at place `index` (its namespace and node): IP `ip`, by default podIp(i). */
 function smallPod(i: number, index: number, ready: boolean, ip = podIp(i)): JsonObject {
-  return managedPod({ name: podName(i), namespace: podNamespace(index), nodeName: podNode(index, PODS), ips: [ip], uid: podUid(i), drainId: podDrainId(i), ready });
+  const app = appOf(index, SERVICES);
+  return managedPod({ name: podName(i), namespace: podNamespace(index), nodeName: podNode(index, PODS), ips: [ip], uid: podUid(i), drainId: podDrainId(i), ready, ...(app === undefined ? {} : { app }) });
 }
 
 const api = new FakeApiServer();
 api.expand = expand;
 await api.start();
 for (let i = 0; i < PODS; i++) api.putPod(smallPod(i, i, true));
+if (SERVICES > 0) {
+  putServices(api, SERVICES);
+  await startKubeProxyClient(api.url);
+}
 api.writeKubeconfig(kubeconfig);
-say({ ev: 'ready', pods: PODS });
+say({ ev: 'ready', pods: PODS, services: SERVICES, slices: api.listEndpointSlices().length });
 
 interface Churn {
   rate: number;
@@ -152,7 +163,7 @@ async function churn(c: Churn): Promise<void> {
       } else if (queue.length === 0 && more) more = queueNext();
     }, 2);
   });
-  say({ ev: 'churn-done', events, seconds: (wallMs() - started) / 1000, listStats: api.listStats });
+  say({ ev: 'churn-done', events, seconds: (wallMs() - started) / 1000, listStats: api.listStats, bytesSent: api.bytesSent(), sliceWrites: api.sliceController.stats });
 }
 
 const lines = createInterface({ input: process.stdin });

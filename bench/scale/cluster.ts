@@ -34,8 +34,10 @@ export function podDrainId(i: number): string {
   return `${hex(mix, 8)}${hex(i, 8)}${hex(Math.imul(mix, 13), 8)}${hex(mix ^ i, 8)}`;
 }
 
+export const NAMESPACES = 200;
+
 export function podNamespace(i: number): string {
-  return `ns-${i % 200}`;
+  return `ns-${i % NAMESPACES}`;
 }
 
 /** The IPVS virtual service whose real server pod i is (every node's kube-proxy has them all). */

@@ -15,6 +15,12 @@
  *
  *   node --import tsx bench/scale/run.ts [--pods 10000,150000] [--rollout 10000] [--rate 200]
  *     [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."] [--soak MINUTES] [--trace-drains]
+ *     [--services 2000]
+ *
+ * `--services N` (a multiple of 200): the API stand-in also holds N Services over the pods
+ * (bench/scale/services.ts), its EndpointSlice controller keeps their slices through the
+ * churn, and a kube-proxy's list/watch of slices and Services runs beside the agent; the
+ * bytes the stand-in sent are printed by resource and by client (the agent, kube-proxy).
  *
  * `--soak`: the rollout's pods are replaced again and again for MINUTES (generation g of a
  * place reuses the IPs of generation g - 2, as a node hands IPs out again), the agent's RSS
@@ -30,6 +36,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseAllDocuments } from 'yaml';
 import { wallMs } from './cluster.js';
+import type { ByteStatsSnapshot } from '../../test/apiserver/byte-stats.js';
+import { formatBytesSent } from './bytes-sent.js';
 
 const REPO = new URL('../..', import.meta.url).pathname;
 const args = process.argv.slice(2);
@@ -39,6 +47,7 @@ const arg = (name: string, fallback: string): string => {
 };
 const SIZES = arg('pods', '10000,150000').split(',').map(Number);
 const ROLLOUT = Number(arg('rollout', '10000'));
+const SERVICES = Number(arg('services', '0'));
 const RATE = Number(arg('rate', '200'));
 const FLIP_EVERY = 5;
 /** `--cpu-prof DIR`: the agent child writes a V8 CPU profile there (profiling). */
@@ -163,6 +172,7 @@ interface Result {
   notFlushed: number;
   calls: Record<string, number>;
   listStats: unknown;
+  bytesSent: ByteStatsSnapshot | undefined;
   loop: Line;
   heapAfterList: Line;
   heapAfterChurn: Line;
@@ -181,7 +191,7 @@ async function heapOf(agent: Child, snapshot: string | undefined): Promise<Line>
 
 async function runOne(pods: number, dir: string, main: string): Promise<Result> {
   const kubeconfig = join(dir, `kc-${pods}`);
-  const api = new Child(spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench/scale/api-child.ts'), kubeconfig, String(pods)], { cwd: REPO }));
+  const api = new Child(spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench/scale/api-child.ts'), kubeconfig, String(pods), String(SERVICES)], { cwd: REPO }));
   let agent: Child | undefined;
   try {
     await api.waitFor('ready', 600_000);
@@ -265,7 +275,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
       }
     }
     for (const l of api.lines) if (l.ev === 'call' && l.status !== 200) console.log(`  ${pods} pods: preStop call ${JSON.stringify(l)}`);
-    return { samples, pods, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats, loop, heapAfterList, heapAfterChurn };
+    return { samples, pods, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats, bytesSent: done.bytesSent as ByteStatsSnapshot | undefined, loop, heapAfterList, heapAfterChurn };
   } finally {
     await agent?.end();
     await api.end();
@@ -315,6 +325,7 @@ try {
   row('lost: drains not held, gone not flushed', (r) => `${r.notHeld}, ${r.notFlushed}`);
   row('preStop calls by answer status', (r) => Object.entries(r.calls).map(([k, v]) => `${k}:${v}`).join(' '));
   row('lists served: from cache / quorum', (r) => { const s = r.listStats as { fromCache: number; quorum: number }; return `${s.fromCache} / ${s.quorum}`; });
+  if (SERVICES > 0) printBytesSent(results);
   for (const r of results.filter(() => SOAK_MIN !== undefined)) {
     console.log(`soak, ${r.pods} pods: memory every ${SAMPLE_S} s (minutes: RSS / V8 heap used, MB)`);
     console.log(r.samples.map((x) => `${(x.s / 60).toFixed(1)}: ${x.rssMb.toFixed(1)} / ${x.heapUsedMb?.toFixed(1) ?? '-'}`).join('; '));
@@ -324,4 +335,13 @@ try {
   console.log(`load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** The bytes the API stand-in sent, per run: by resource, then the agent's and kube-proxy's. */
+function printBytesSent(results: Result[]): void {
+  for (const r of results) {
+    if (r.bytesSent === undefined) continue;
+    console.log(`bytes sent by the API stand-in, ${r.pods} pods, ${SERVICES} Services (list + watch, MB):`);
+    for (const line of formatBytesSent(r.bytesSent)) console.log(`  ${line}`);
+  }
 }

@@ -1,8 +1,8 @@
 /**
  * Hosts the list/watch API stand-in (test/apiserver) in the lab's control namespace. The
  * stand-in listens on 127.0.0.1; a relay on 0.0.0.0 makes it reachable from every node
- * namespace over its control link. The lab drives pods through JSON lines on stdin
- * (control/api-commands.ts); exits when stdin closes.
+ * namespace over its control link. The lab drives pods, Namespaces and Services through JSON
+ * lines on stdin (control/api-commands.ts); exits when stdin closes.
  *   api-host.ts <relay-port>
  */
 import { createServer, connect } from 'node:net';
@@ -42,6 +42,12 @@ async function execute(command: ApiCommand): Promise<void> {
         break;
       case 'delete':
         if (!api.deletePod(command.namespace, command.name)) throw new Error(`no pod ${command.namespace}/${command.name}`);
+        break;
+      case 'namespace':
+        api.putNamespace(command.name, command.labels);
+        break;
+      case 'service':
+        api.putService(command.service);
         break;
       case 'probe': {
         const response = await fetch(command.url, { signal: AbortSignal.timeout(1000) });

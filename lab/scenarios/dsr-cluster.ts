@@ -1,6 +1,7 @@
 import { AgentHandle } from '../control/agent-handle.js';
 import { labAgentBundle } from '../sys/agent-bundle.js';
 import { ApiHandle } from '../control/api-handle.js';
+import { publishWorkload } from '../control/api-objects.js';
 import { managedPod } from '../../test/apiserver/pods.js';
 import { NativeNetlink } from 'netlink-native';
 import type { IpvsDestination } from 'netlink-native/types';
@@ -107,7 +108,8 @@ export class DsrCluster {
         return Promise.resolve();
       });
       for (let node = 1; node <= REFERENCE_NODE; node++) await programIpvsService(cluster.ipvs(node), dsrService());
-      for (const pod of DSR_PODS) await api.call({ op: 'put', pod: managedPod({ name: pod.name, namespace: NAMESPACE, nodeName: nodeName(pod.node), ips: [pod.ip], drain: '60s' }) });
+      await publishWorkload(api, NAMESPACE, dsrService());
+      for (const pod of DSR_PODS) await api.call({ op: 'put', pod: managedPod({ name: pod.name, namespace: NAMESPACE, nodeName: nodeName(pod.node), ips: [pod.ip], drain: '60s', app: dsrService().name }) });
       if (withConndrain) {
         log('starting a conndrain agent on node-1, node-2 and node-3');
         const bundle = await labAgentBundle();

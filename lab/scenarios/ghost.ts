@@ -2,6 +2,7 @@ import { AgentHandle } from '../control/agent-handle.js';
 import { labAgentBundle } from '../sys/agent-bundle.js';
 import { useHostScriptBundles } from '../sys/bundle-scripts.js';
 import { ApiHandle } from '../control/api-handle.js';
+import { publishWorkload } from '../control/api-objects.js';
 import { summarizeTcp, summarizeUdp, type GhostEvent, type TcpSummary, type UdpSummary } from '../measure/ghost-summary.js';
 import { bucketRequests, type Series } from '../measure/series.js';
 import { installObserver, readObserver } from '../proxy/observe-nft.js';
@@ -77,8 +78,10 @@ export async function runGhostOnce(options: GhostRunOptions): Promise<GhostRun> 
     const podsReady = Promise.all(processes.map((pod) => pod.waitFor(podLabel, 60_000, 'ready line')));
     podsReady.catch(() => undefined); // awaited below; a failure before that must not go unhandled
     api = await ApiHandle.start(live.netns('control'), 16443, 60_000);
+    const service = ghostService([SURVIVOR, VICTIM]);
+    await publishWorkload(api, GHOST_NAMESPACE, service);
     for (const pod of [SURVIVOR, VICTIM]) {
-      await api.call({ op: 'put', pod: managedPod({ name: pod.name, namespace: GHOST_NAMESPACE, nodeName: 'node-1', ips: [pod.ip], drain: '30s' }) });
+      await api.call({ op: 'put', pod: managedPod({ name: pod.name, namespace: GHOST_NAMESPACE, nodeName: 'node-1', ips: [pod.ip], drain: '30s', app: service.name }) });
     }
     if (options.withConndrain) {
       log('starting the conndrain agent in node-1 (the real process, watching the API stand-in)');

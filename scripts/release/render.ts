@@ -24,6 +24,7 @@ export const RELEASE_OVERLAYS: ReadonlyArray<readonly [string, string]> = [
   ['production', 'manifests/overlays/production'],
   ['self-signed', 'manifests/overlays/self-signed'],
   ['high-availability', 'manifests/overlays/high-availability'],
+  ['rollout-fast', 'manifests/overlays/rollout-fast'],
 ];
 
 export type ReleaseObject = Record<string, unknown> & { kind?: string; apiVersion?: string; metadata?: { name?: string; labels?: Record<string, string> } };

@@ -1,4 +1,4 @@
-import { SYSTEM_NAMESPACE } from '../contract.js';
+import { AGENT_NAMESPACE } from '../contract.js';
 import { DEFAULT_FWMARK_RANGE, parseFwmarkRange, type FwmarkRange } from '../flowpin/fwmark-range.js';
 import { fail, ok, type Result } from '../result.js';
 import { parseConfig, type ConfigOf } from './config-of.js';
@@ -7,7 +7,7 @@ import { parseOption, type ConfigSources, type OptionSpec } from './options.js';
 /** Every flag of `conndrain agent`. NODE_NAME and POD_NAMESPACE come from the downward API. */
 export const AGENT_OPTIONS = {
   nodeName: { kind: 'string', flag: 'node-name', env: 'NODE_NAME', required: true, description: 'name of this node (downward API spec.nodeName)' },
-  podNamespace: { kind: 'string', flag: 'pod-namespace', env: 'POD_NAMESPACE', default: SYSTEM_NAMESPACE, description: 'namespace the agent runs in (downward API metadata.namespace)' },
+  podNamespace: { kind: 'string', flag: 'pod-namespace', env: 'POD_NAMESPACE', default: AGENT_NAMESPACE, description: 'namespace the agent runs in (downward API metadata.namespace)' },
   kubeconfig: { kind: 'string', flag: 'kubeconfig', env: 'KUBECONFIG', description: 'kubeconfig file; in-cluster service account when unset' },
   kubernetesServiceHost: { kind: 'string', flag: 'kubernetes-service-host', env: 'KUBERNETES_SERVICE_HOST', description: 'API server address in-cluster (the kubelet sets the variable); used when --kubeconfig is unset' },
   kubernetesServicePort: { kind: 'string', flag: 'kubernetes-service-port', env: 'KUBERNETES_SERVICE_PORT', description: 'API server port in-cluster (the kubelet sets the variable); used when --kubeconfig is unset' },

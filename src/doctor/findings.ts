@@ -128,10 +128,10 @@ function flowVisibility(v: FlowVisibility | undefined): Finding {
 function agent(a: AgentReading | undefined): Finding[] {
   if (a === undefined) return [{ check: 'agent', value: 'not checked', problem: false, why: 'the agent was not checked (no --agent-url).' }];
   if ('error' in a.health) {
-    return [{ check: 'agent', value: `unreachable (${a.health.error})`, problem: true, why: `no conndrain agent answers at ${a.url}/healthz: draining pods on this node get no IPVS hold and no conntrack cleanup. Check the conndrain-agent DaemonSet pod of this node (kubectl -n conndrain-system get pods -o wide), or give --agent-url.` }];
+    return [{ check: 'agent', value: `unreachable (${a.health.error})`, problem: true, why: `no conndrain agent answers at ${a.url}/healthz: draining pods on this node get no IPVS hold and no conntrack cleanup. Check the conndrain-agent DaemonSet pod of this node (kubectl -n conndrain-agent get pods -o wide), or give --agent-url.` }];
   }
   if (a.health.status !== 200) {
-    return [{ check: 'agent', value: `HTTP ${a.health.status}`, problem: true, why: `the agent at ${a.url} answers /healthz with ${a.health.status}: it runs but is unhealthy; read its logs (kubectl -n conndrain-system logs <agent pod>).` }];
+    return [{ check: 'agent', value: `HTTP ${a.health.status}`, problem: true, why: `the agent at ${a.url} answers /healthz with ${a.health.status}: it runs but is unhealthy; read its logs (kubectl -n conndrain-agent logs <agent pod>).` }];
   }
   const ipvsNote = a.ipvsAvailable === 0 ? ' It runs conntrack-only (no IPVS on this node).' : '';
   const held: Finding = a.serversHeld === undefined

@@ -6,4 +6,5 @@ export { buildPreStop, looksLikeOwnPreStop, TEMPLATE_DRAIN_ID, type HookSpec } f
 export { formatInjectedRecord, parseInjectedRecord, type InjectedRecord } from './record.js';
 export { warningsOf, type SkipCode, type SkipReason } from './skip.js';
 export { displayName } from './pod.js';
+export { checkKeys, closestKey, editDistance, keyWarnings, type KeyProblem, type KeyProblemCode } from './keys.js';
 export type { JsonObject } from './json.js';

@@ -14,6 +14,7 @@ import { isDrainId, newDrainId, type RandomSource } from './drain-id.js';
 import { buildPreStop, looksLikeOwnPreStop, TEMPLATE_DRAIN_ID } from './hooks.js';
 import { copyWith, isObject, jsonEqual, objectAt, type JsonObject } from './json.js';
 import { graceSecondsOf, longestKeptSleepSeconds, nativeSidecarNames, plainInitContainerNames, preStopOf, regularContainers, stringAnnotations, type ContainerSlot } from './pod.js';
+import { checkKeys, keyWarnings, type KeyProblem } from './keys.js';
 import { formatInjectedRecord, parseInjectedRecord } from './record.js';
 import { warningsOf, type SkipReason } from './skip.js';
 import { quoteValue } from '../quote.js';
@@ -43,6 +44,8 @@ export interface InjectResult {
   skipped: SkipReason[];
   /** Annotation problems; non-empty means the pod's annotations are invalid (reason `invalid-annotations`). */
   problems: AnnotationProblem[];
+  /** conndrain keys the contract does not know or that sit in the wrong place (their warnings lead `warnings`). */
+  keyProblems: KeyProblem[];
   /** Containers that carry the drain hook after this pass. */
   hooked: string[];
   /** The hook kind written (set when containers are hooked). */
@@ -52,7 +55,7 @@ export interface InjectResult {
 
 function leaveAlone(pod: unknown, reason: InjectReason, skipped: SkipReason[], problems: AnnotationProblem[] = []): InjectResult {
   const warnings = [...warningsOf(skipped.filter((s) => s.code !== 'invalid-annotations')), ...problems.map((p) => `conndrain: ${p.message}`)];
-  return { pod, changed: false, reason, warnings, skipped, problems, hooked: [] };
+  return { pod, changed: false, reason, warnings, skipped, problems, keyProblems: [], hooked: [] };
 }
 
 function invalid(pod: unknown, problems: AnnotationProblem[]): InjectResult {
@@ -187,6 +190,7 @@ function run(input: unknown, config: InjectConfig, random: RandomSource, scope: 
     warnings: [...notes, ...warningsOf(skipped)],
     skipped,
     problems: [],
+    keyProblems: [],
     hooked: hookedNames,
     hook: kind,
     ...(scope === 'pod' ? { drainId } : {}),
@@ -199,10 +203,13 @@ function run(input: unknown, config: InjectConfig, random: RandomSource, scope: 
  */
 export function injectPod(pod: unknown, config: InjectConfig, random: RandomSource, options: InjectOptions = {}): InjectResult {
   try {
-    return run(pod, config, random, options.scope ?? 'pod');
+    const result = run(pod, config, random, options.scope ?? 'pod');
+    // Checked whatever the outcome: a misspelt opt-in is exactly the pod that did not opt in.
+    const keyProblems = isObject(pod) ? checkKeys(objectAt(pod, 'metadata')) : [];
+    return keyProblems.length === 0 ? result : { ...result, keyProblems, warnings: [...keyWarnings(keyProblems), ...result.warnings] };
   } catch (error) {
     // A bug, not bad input: leave the pod as it came and say so.
     const message = `injection failed: ${error instanceof Error ? error.message : String(error)}; the pod was left unchanged`;
-    return { pod, changed: false, reason: 'internal-error', warnings: [`conndrain: ${message}`], skipped: [], problems: [], hooked: [] };
+    return { pod, changed: false, reason: 'internal-error', warnings: [`conndrain: ${message}`], skipped: [], problems: [], keyProblems: [], hooked: [] };
   }
 }

@@ -12,6 +12,12 @@ export interface ManagedPodOptions {
   drain?: string;
   minDrain?: string;
   uid?: string;
+  /** The `app` label, what a Service of the workload selects (default `shop`). */
+  app?: string;
+  /** More labels (over `app` and the managed label). */
+  labels?: Record<string, string>;
+  /** A host-network pod: its IPs are its node's. */
+  hostNetwork?: boolean;
 }
 
 export function managedPod(o: ManagedPodOptions): JsonObject {
@@ -22,11 +28,12 @@ export function managedPod(o: ManagedPodOptions): JsonObject {
       name: o.name,
       namespace: o.namespace ?? 'shop',
       ...(o.uid === undefined ? {} : { uid: o.uid }),
-      labels: { app: 'shop', [LABEL_MANAGED]: LABEL_MANAGED_VALUE },
+      labels: { app: o.app ?? 'shop', [LABEL_MANAGED]: LABEL_MANAGED_VALUE, ...o.labels },
       annotations,
     },
     spec: {
       nodeName: o.nodeName,
+      ...(o.hostNetwork === true ? { hostNetwork: true } : {}),
       terminationGracePeriodSeconds: 40,
       containers: [{ name: 'app', image: 'registry.example/shop:1' }],
     },

@@ -12,12 +12,17 @@
  *   read) it paginates. Lists are written item by item (a 150,000-pod list is ~900 MB of
  *   JSON, more than one V8 string can hold) and counted (`listStats`: cache vs etcd reads).
  * - the same LIST for `GET /apis/discovery.k8s.io/v1/endpointslices` (and
- *   `/apis/discovery.k8s.io/v1/namespaces/<ns>/endpointslices`): an `EndpointSliceList`.
+ *   `/apis/discovery.k8s.io/v1/namespaces/<ns>/endpointslices`): an `EndpointSliceList`; for
+ *   `GET /api/v1/services` (and `/api/v1/namespaces/<ns>/services`): a `ServiceList`; for
+ *   `GET /api/v1/namespaces` (cluster-scoped): a `NamespaceList`.
  * - WATCH the same paths with `watch=true&resourceVersion=N[&allowWatchBookmarks=true][&timeoutSeconds=S]`:
  *   HTTP 200, chunked, one JSON event per line (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`),
  *   replaying every change after N; a compacted N gets an `ERROR` event carrying a 410 `Status`
  *   (reason `Expired`) and the stream ends, as the real server does. With no resourceVersion
  *   (or `0`) it starts with a synthetic ADDED per current object, as the real server does.
+ *   With a selector, an object that starts matching it arrives as ADDED and one that stops
+ *   matching as DELETED (its previous state at the new resourceVersion), as the real server's
+ *   watch cache sends them (a pod whose spec.nodeName changes under a node's fieldSelector).
  * - The streaming list (KEP-3157): a WATCH with `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`
  *   (and `allowWatchBookmarks=true`) sends one ADDED per current object (written with
  *   backpressure; live changes meanwhile are queued), then a BOOKMARK at the state's
@@ -28,22 +33,30 @@
  *   with the real server's message, `ignored` (a server or proxy that drops the parameters)
  *   serves a plain watch. `resourceVersionMatch` on a watch without `sendInitialEvents` is a 422
  *   as on the real server. Counted in `listStats.streamed`; `failNext(.., 'list')` matches it.
- * - `GET /api/v1/namespaces/<ns>/pods/<name>`, `POST /api/v1/namespaces/<ns>/events` (recorded).
+ * - GET of one object (`/api/v1/namespaces/<ns>/pods/<name>`, `.../services/<name>`,
+ *   `/api/v1/namespaces/<name>`, `.../endpointslices/<name>`), `POST /api/v1/namespaces/<ns>/events` (recorded).
  * - Secrets and MutatingWebhookConfigurations: get, create, replace, JSON patch (plain-objects.ts).
  *
  * Tests program it directly (`putPod`, `deletePod`, `putEndpointSlice`, `deleteEndpointSlice`,
- * `expireResourceVersions`, `dropWatches`,
- * `failNext`); other processes (the lab) can do the same through `/stand-in/...` (control.ts).
+ * `putNamespace`, `deleteNamespace`, `putService`, `deleteService`, `expireResourceVersions`,
+ * `dropWatches`, `failNext`); other processes (the lab) can do the same through
+ * `/stand-in/...` (control.ts). While a Service with a selector exists, an EndpointSlice
+ * controller (endpointslice-controller.ts) keeps its slices from the pods, as Kubernetes' does.
+ * Bytes written to clients are counted by resource and client (`bytesSent`, byte-stats.ts).
  * It is plain http on 127.0.0.1: `writeKubeconfig` writes a kubeconfig pointing at it.
- * Equality-based label and field selectors only (`a=b`, `a==b`, `a!=b`, `a`, `!a`).
+ * Label and field selectors: `a=b`, `a==b`, `a!=b`, `a`, `!a`, `a in (..)`, `a notin (..)`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { matchesFieldSelector, matchesLabelSelector } from './selectors.js';
 import { handleControl } from './control.js';
-import { collectionOf, RESOURCES, type Resource } from './resources.js';
+import { collectionOf, itemOf, keyOf, RESOURCE_NAMES, RESOURCES, type Resource } from './resources.js';
 import { PlainObjects } from './plain-objects.js';
+import { ByteStats, type ByteCounts, type ByteStatsSnapshot } from './byte-stats.js';
+import { EndpointSliceController } from './endpointslice-controller.js';
+import { namespaceObject, serviceObject } from './cluster-objects.js';
 
 export type JsonObject = Record<string, unknown> & {
   metadata?: Record<string, unknown> & { name?: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string> };
@@ -56,6 +69,8 @@ interface HistoryEntry {
   rv: number;
   type: WatchEventType;
   object: JsonObject;
+  /** A MODIFIED's state before: a selector watch sees ADDED/DELETED when matching changes. */
+  previous?: JsonObject | undefined;
 }
 
 interface OpenWatch {
@@ -66,6 +81,11 @@ interface OpenWatch {
   namespace: string | undefined;
   bookmarks: boolean;
   timer: NodeJS.Timeout | undefined;
+  /** This client's byte counters for this resource. */
+  counts: ByteCounts;
+  client: string;
+  /** Bytes written on this watch (initial events included). */
+  bytes: number;
   /** While a streaming list writes its initial events: live events queued behind them. */
   pending?: Array<{ type: WatchEventType; object: JsonObject }> | undefined;
 }
@@ -88,15 +108,19 @@ function status(code: number, reason: string, message: string): JsonObject {
 export class FakeApiServer {
   private readonly server: Server;
   private readonly extraServers: Server[] = [];
-  private readonly pods = new Map<string, JsonObject>();
-  private readonly slices = new Map<string, JsonObject>();
+  private readonly stores = Object.fromEntries(RESOURCE_NAMES.map((r) => [r, new Map<string, JsonObject>()])) as Record<Resource, Map<string, JsonObject>>;
+  private readonly pods = this.stores.pods;
+  private readonly slices = this.stores.endpointslices;
+  /** Keeps the slices of Services with a selector (idle until the first Service). */
+  readonly sliceController = new EndpointSliceController(this);
+  private readonly byteStats = new ByteStats();
+  private clusterIpSeq = 0;
   private readonly history: HistoryEntry[] = [];
   private readonly watches = new Set<OpenWatch>();
   private rv = 100;
   /** Watches from a resourceVersion below this get 410 Gone. */
   private compactedRv = 0;
   private failures: Array<{ status: number; match: 'list' | 'watch' | 'any' }> = [];
-  private uidSeq = 0;
   /** Secrets and MutatingWebhookConfigurations (plain-objects.ts). */
   readonly plain = new PlainObjects();
   /** Every Event the clients created, in order. */
@@ -113,7 +137,7 @@ export class FakeApiServer {
   holdInitialEventsEnd = false;
   private readonly heldEnds: Array<() => void> = [];
   /**
-   * Applied to every object as it is written to a client (lists and watch events): the bench
+   * Applied to every pod as it is written to a client (lists and watch events): the bench
    * stores small pods and sends them full size (~6 KB: managedFields, containers...), as the
    * real server does, without holding 150,000 full objects in this process.
    */
@@ -184,14 +208,25 @@ export class FakeApiServer {
     return this.pods.get(`${namespace}/${name}`);
   }
 
-  /** Creates or replaces a pod (ADDED or MODIFIED); fills uid/resourceVersion/creationTimestamp. */
+  /** Creates or replaces a pod (ADDED or MODIFIED); fills uid (a UUID, as the real server's), resourceVersion, creationTimestamp. */
   putPod(pod: JsonObject): JsonObject {
-    return this.putObject('pods', pod);
+    const { stored, previous } = this.putObject('pods', pod);
+    this.sliceController.podChanged(previous, stored);
+    return stored;
   }
 
   /** Creates or replaces an EndpointSlice (discovery.k8s.io/v1; ADDED or MODIFIED). */
   putEndpointSlice(slice: JsonObject): JsonObject {
-    return this.putObject('endpointslices', slice);
+    return this.putObject('endpointslices', slice).stored;
+  }
+
+  /**
+   * The EndpointSlice controller's write: `slice` is built fresh for each write and never
+   * changed after, so it is stored without the copy `putEndpointSlice` makes (a slice of 100
+   * endpoints per pod event was most of the cost of the controller).
+   */
+  putControllerSlice(slice: JsonObject): JsonObject {
+    return this.putObject('endpointslices', slice, true).stored;
   }
 
   /** Removes an EndpointSlice (DELETED). */
@@ -203,35 +238,99 @@ export class FakeApiServer {
     return [...this.slices.values()];
   }
 
-  private store(resource: Resource): Map<string, JsonObject> {
-    return resource === 'pods' ? this.pods : this.slices;
+  /**
+   * Creates or replaces a Namespace (cluster-scoped; ADDED or MODIFIED) with `labels` and the
+   * `kubernetes.io/metadata.name` label the real server adds.
+   */
+  putNamespace(name: string, labels: Record<string, string> = {}): JsonObject {
+    return this.putObject('namespaces', namespaceObject(name, labels)).stored;
   }
 
-  private putObject(resource: Resource, object: JsonObject): JsonObject {
-    const meta = object.metadata ?? {};
-    const key = `${meta.namespace ?? 'default'}/${meta.name ?? ''}`;
-    const store = this.store(resource);
-    const existing = store.get(key);
-    this.rv += 1;
-    const stored: JsonObject = {
-      kind: RESOURCES[resource].kind,
-      apiVersion: RESOURCES[resource].apiVersion,
-      ...structuredClone(object),
-      metadata: {
-        namespace: 'default',
-        creationTimestamp: new Date().toISOString(),
-        ...structuredClone(meta),
-        uid: meta.uid ?? (existing?.metadata?.uid) ?? `stand-in-uid-${++this.uidSeq}`,
-        resourceVersion: String(this.rv),
-      },
-    };
-    store.set(key, stored);
-    this.publish({ resource, rv: this.rv, type: existing === undefined ? 'ADDED' : 'MODIFIED', object: stored });
+  deleteNamespace(name: string): boolean {
+    return this.deleteObject('namespaces', undefined, name);
+  }
+
+  listNamespaces(): JsonObject[] {
+    return [...this.stores.namespaces.values()];
+  }
+
+  /**
+   * Creates or replaces a Service (ADDED or MODIFIED): a clusterIP is allocated when it has
+   * none (`None` keeps it headless), kept on replace. Its EndpointSlices follow at once.
+   */
+  putService(service: JsonObject): JsonObject {
+    const meta = service.metadata ?? {};
+    const existing = this.stores.services.get(keyOf('services', meta.namespace, meta.name ?? ''));
+    const { stored, previous } = this.putObject('services', serviceObject(service, existing, () => ++this.clusterIpSeq));
+    this.sliceController.serviceChanged(previous, stored);
     return stored;
   }
 
-  private deleteObject(resource: Resource, namespace: string, name: string): boolean {
-    const key = `${namespace}/${name}`;
+  /** Removes a Service (DELETED) and, as the garbage collector would, its controller's slices. */
+  deleteService(namespace: string, name: string): boolean {
+    const existing = this.stores.services.get(keyOf('services', namespace, name));
+    if (!this.deleteObject('services', namespace, name) || existing === undefined) return false;
+    this.sliceController.serviceChanged(existing, undefined);
+    return true;
+  }
+
+  listServices(): JsonObject[] {
+    return [...this.stores.services.values()];
+  }
+
+  getService(namespace: string, name: string): JsonObject | undefined {
+    return this.stores.services.get(keyOf('services', namespace, name));
+  }
+
+  /** Bytes written to clients so far, by resource and by client (`User-Agent`; byte-stats.ts). */
+  bytesSent(): ByteStatsSnapshot {
+    return this.byteStats.snapshot();
+  }
+
+  resetBytesSent(): void {
+    this.byteStats.reset();
+  }
+
+  /** Every open watch: what it watches, its client (`User-Agent`) and the bytes written on it so far. */
+  openWatchStats(): Array<{ resource: Resource; client: string; namespace?: string; labelSelector?: string; fieldSelector?: string; bytes: number }> {
+    return [...this.watches].map((w) => ({
+      resource: w.resource,
+      client: w.client,
+      ...(w.namespace === undefined ? {} : { namespace: w.namespace }),
+      ...(w.labelSelector === undefined ? {} : { labelSelector: w.labelSelector }),
+      ...(w.fieldSelector === undefined ? {} : { fieldSelector: w.fieldSelector }),
+      bytes: w.bytes,
+    }));
+  }
+
+  private store(resource: Resource): Map<string, JsonObject> {
+    return this.stores[resource];
+  }
+
+  /** Stores a copy of `object` (as is when `owned`: the caller hands it over). */
+  private putObject(resource: Resource, object: JsonObject, owned = false): { stored: JsonObject; previous: JsonObject | undefined } {
+    const meta = object.metadata ?? {};
+    const { namespaced, kind, apiVersion } = RESOURCES[resource];
+    const key = keyOf(resource, meta.namespace, meta.name ?? '');
+    const store = this.store(resource);
+    const existing = store.get(key);
+    this.rv += 1;
+    const metadata: JsonObject['metadata'] & object = {
+      ...(namespaced ? { namespace: 'default' } : {}),
+      creationTimestamp: new Date().toISOString(),
+      ...(owned ? meta : structuredClone(meta)),
+      uid: meta.uid ?? (existing?.metadata?.uid) ?? randomUUID(),
+      resourceVersion: String(this.rv),
+    };
+    if (!namespaced) delete metadata.namespace;
+    const stored: JsonObject = { kind, apiVersion, ...(owned ? object : structuredClone(object)), metadata };
+    store.set(key, stored);
+    this.publish({ resource, rv: this.rv, type: existing === undefined ? 'ADDED' : 'MODIFIED', object: stored, previous: existing });
+    return { stored, previous: existing };
+  }
+
+  private deleteObject(resource: Resource, namespace: string | undefined, name: string): boolean {
+    const key = keyOf(resource, namespace, name);
     const store = this.store(resource);
     const existing = store.get(key);
     if (existing === undefined) return false;
@@ -253,7 +352,10 @@ export class FakeApiServer {
 
   /** Removes a pod (DELETED, carrying the last state with a new resourceVersion). */
   deletePod(namespace: string, name: string): boolean {
-    return this.deleteObject('pods', namespace, name);
+    const existing = this.pods.get(`${namespace}/${name}`);
+    if (!this.deleteObject('pods', namespace, name)) return false;
+    this.sliceController.podChanged(existing, undefined);
+    return true;
   }
 
   /**
@@ -303,14 +405,43 @@ export class FakeApiServer {
     return this.watches.size;
   }
 
+  /**
+   * A stalled watch: the connections stay open and silent (no event, no error) while changes go
+   * on, as behind a stuck proxy or an overloaded server. `stallWatches(false)` ends the stalled
+   * watches, so their clients watch again from their last resourceVersion and get the replay.
+   */
+  stallWatches(on: boolean): void {
+    this.stalled = on;
+    if (!on) this.dropWatches();
+  }
+
+  private stalled = false;
+
   private publish(entry: HistoryEntry): void {
     this.history.push(entry);
     if (this.history.length > 10_000) this.history.shift();
+    if (this.stalled) return;
     for (const w of this.watches) {
-      if (w.resource !== entry.resource || !this.visible(w, entry.object)) continue;
-      if (w.pending !== undefined) w.pending.push({ type: entry.type, object: entry.object });
-      else this.writeEvent(w, entry.type, entry.object);
+      if (w.resource !== entry.resource) continue;
+      const seen = this.seenAs(w, entry);
+      if (seen === undefined) continue;
+      if (w.pending !== undefined) w.pending.push(seen);
+      else this.writeEvent(w, seen.type, seen.object);
     }
+  }
+
+  /**
+   * How a watch with selectors sees a change (the real watch cache's rule): a MODIFIED that
+   * starts matching is an ADDED; one that stops matching a DELETED carrying the previous state
+   * at the new resourceVersion; undefined when the watch sees nothing.
+   */
+  private seenAs(w: { labelSelector: string | undefined; fieldSelector: string | undefined; namespace: string | undefined }, entry: HistoryEntry): { type: WatchEventType; object: JsonObject } | undefined {
+    const now = this.visible(w, entry.object);
+    if (entry.type !== 'MODIFIED' || entry.previous === undefined) return now ? { type: entry.type, object: entry.object } : undefined;
+    const before = this.visible(w, entry.previous);
+    if (now) return { type: before ? 'MODIFIED' : 'ADDED', object: entry.object };
+    if (!before) return undefined;
+    return { type: 'DELETED', object: { ...entry.previous, metadata: { ...entry.previous.metadata, resourceVersion: String(entry.rv) } } };
   }
 
   private visible(w: { labelSelector: string | undefined; fieldSelector: string | undefined; namespace: string | undefined }, object: JsonObject): boolean {
@@ -318,14 +449,23 @@ export class FakeApiServer {
     return matchesLabelSelector(w.labelSelector, object.metadata?.labels) && matchesFieldSelector(w.fieldSelector, object);
   }
 
-  /** One watch event's line; objects are expanded (`expand`), bookmarks and Status objects are not. */
-  private eventLine(type: string, object: JsonObject): string {
-    const full = this.expand === undefined || type === 'BOOKMARK' || type === 'ERROR' ? object : this.expand(object);
+  /** A pod as written to a client: expanded when `expand` is set; other objects as stored. */
+  private outgoing(resource: Resource, object: JsonObject): JsonObject {
+    return this.expand === undefined || resource !== 'pods' ? object : this.expand(object);
+  }
+
+  /** One watch event's line; pods are expanded (`expand`), bookmarks and Status objects are not. */
+  private eventLine(resource: Resource, type: string, object: JsonObject): string {
+    const full = type === 'BOOKMARK' || type === 'ERROR' ? object : this.outgoing(resource, object);
     return `${JSON.stringify({ type, object: full })}\n`;
   }
 
   private writeEvent(w: OpenWatch, type: string, object: JsonObject): boolean {
-    return w.res.write(this.eventLine(type, object));
+    const line = this.eventLine(w.resource, type, object);
+    const bytes = Buffer.byteLength(line);
+    w.counts.watch += bytes;
+    w.bytes += bytes;
+    return w.res.write(line);
   }
 
   private endWatch(w: OpenWatch, error?: JsonObject): void {
@@ -355,7 +495,7 @@ export class FakeApiServer {
       return;
     }
     const collection = collectionOf(url.pathname);
-    const podPath = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(url.pathname);
+    const item = itemOf(url.pathname);
     const eventsPath = /^\/api\/v1\/namespaces\/([^/]+)\/events$/.exec(url.pathname);
     const isWatch = query.watch === 'true' || query.watch === '1';
     const streamingList = isWatch && query.sendInitialEvents === 'true';
@@ -365,14 +505,16 @@ export class FakeApiServer {
       return;
     }
     if (collection !== undefined && req.method === 'GET') {
-      if (isWatch) this.serveWatch(res, send, collection.resource, collection.namespace, query);
-      else this.serveList(res, send, collection.resource, collection.namespace, query);
+      const client = req.headers['user-agent'] ?? '-';
+      const counts = this.byteStats.counts(client, collection.resource);
+      if (isWatch) this.serveWatch(res, send, collection.resource, collection.namespace, query, { counts, client });
+      else this.serveList(res, send, collection.resource, collection.namespace, query, counts);
       return;
     }
-    if (podPath !== null && req.method === 'GET') {
-      const pod = this.pods.get(`${podPath[1]}/${podPath[2]}`);
-      if (pod === undefined) send(404, status(404, 'NotFound', `pods "${podPath[2]}" not found`));
-      else send(200, pod);
+    if (item !== undefined && req.method === 'GET') {
+      const object = this.store(item.resource).get(keyOf(item.resource, item.namespace, item.name));
+      if (object === undefined) send(404, status(404, 'NotFound', `${item.resource} "${item.name}" not found`));
+      else send(200, object);
       return;
     }
     if (eventsPath !== null && req.method === 'POST') {
@@ -410,7 +552,7 @@ export class FakeApiServer {
    * simplification: a continue token is an offset into the current list (the real server
    * serves the pages from one snapshot); a token older than a compaction gets 410 Expired.
    */
-  private serveList(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>): void {
+  private serveList(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>, counts: ByteCounts): void {
     const filter = { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, namespace };
     const all = [...this.store(resource).values()].filter((p) => this.visible(filter, p));
     let offset = 0;
@@ -433,11 +575,14 @@ export class FakeApiServer {
     const metadata: Record<string, string> = { resourceVersion: String(rv) };
     if (end < all.length) metadata.continue = Buffer.from(`${rv}:${end}`).toString('base64url');
     const items = all.slice(offset, end);
+    counts.lists += 1;
     res.writeHead(200, { 'content-type': 'application/json' });
     const head = `{"kind":${JSON.stringify(RESOURCES[resource].listKind)},"apiVersion":${JSON.stringify(RESOURCES[resource].apiVersion)},"metadata":${JSON.stringify(metadata)},"items":[`;
     let i = 0;
     const write = (text: string): boolean => {
-      this.listStats.bytes += Buffer.byteLength(text);
+      const bytes = Buffer.byteLength(text);
+      this.listStats.bytes += bytes;
+      counts.list += bytes;
       return res.write(text);
     };
     const pump = (): void => {
@@ -446,7 +591,7 @@ export class FakeApiServer {
         const batch: string[] = [];
         for (let k = 0; k < 64 && i < items.length; k++, i++) {
           const item = items[i] as JsonObject;
-          batch.push(JSON.stringify(this.expand === undefined ? item : this.expand(item)));
+          batch.push(JSON.stringify(this.outgoing(resource, item)));
         }
         ok = write((i - batch.length === 0 ? '' : ',') + batch.join(','));
       }
@@ -487,7 +632,7 @@ export class FakeApiServer {
     return true;
   }
 
-  private serveWatch(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>): void {
+  private serveWatch(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>, { counts, client }: { counts: ByteCounts; client: string }): void {
     if (!this.acceptWatchOptions(send, query)) return;
     const streamingList = query.sendInitialEvents === 'true' && this.watchList !== 'ignored';
     const noRv = query.resourceVersion === undefined || query.resourceVersion === '';
@@ -502,7 +647,11 @@ export class FakeApiServer {
       namespace,
       bookmarks: query.allowWatchBookmarks === 'true',
       timer: undefined,
+      counts,
+      client,
+      bytes: 0,
     };
+    counts.watches += 1;
     if (!Number.isFinite(from) || (!streamingList && from !== 0 && from < this.compactedRv)) {
       this.writeEvent(w, 'ERROR', status(410, 'Expired', `too old resource version: ${String(query.resourceVersion)} (${this.compactedRv})`));
       res.end();
@@ -514,7 +663,9 @@ export class FakeApiServer {
       for (const object of this.store(resource).values()) if (this.visible(w, object)) this.writeEvent(w, 'ADDED', object);
     } else {
       for (const entry of this.history) {
-        if (entry.resource === resource && entry.rv > from && this.visible(w, entry.object)) this.writeEvent(w, entry.type, entry.object);
+        if (entry.resource !== resource || entry.rv <= from) continue;
+        const seen = this.seenAs(w, entry);
+        if (seen !== undefined) this.writeEvent(w, seen.type, seen.object);
       }
     }
     this.watches.add(w);
@@ -534,6 +685,7 @@ export class FakeApiServer {
     const snapshot = [...this.store(w.resource).values()].filter((o) => this.visible(w, o));
     const rv = this.rv;
     this.listStats.streamed += 1;
+    w.counts.lists += 1;
     w.pending = [];
     let i = 0;
     const pump = (): void => {
@@ -541,8 +693,11 @@ export class FakeApiServer {
       let ok = true;
       while (ok && i < snapshot.length) {
         let text = '';
-        for (let k = 0; k < 64 && i < snapshot.length; k++, i++) text += this.eventLine('ADDED', snapshot[i] as JsonObject);
-        this.listStats.bytes += Buffer.byteLength(text);
+        for (let k = 0; k < 64 && i < snapshot.length; k++, i++) text += this.eventLine(w.resource, 'ADDED', snapshot[i] as JsonObject);
+        const bytes = Buffer.byteLength(text);
+        this.listStats.bytes += bytes;
+        w.counts.list += bytes;
+        w.bytes += bytes;
         ok = w.res.write(text);
       }
       if (i < snapshot.length) {

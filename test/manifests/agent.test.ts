@@ -8,9 +8,10 @@ import { describe, it } from 'node:test';
 import { AGENT_OPTIONS } from '../../src/config/agent.js';
 import { WEBHOOK_OPTIONS } from '../../src/config/webhook.js';
 import { parseDurationMs } from '../../src/duration.js';
-import { SYSTEM_NAMESPACE } from '../../src/contract.js';
+import { AGENT_NAMESPACE } from '../../src/contract.js';
 import { intOption, parseArgs, stringOption } from './cli-args.js';
 import { AGENT_DAEMONSET, daemonSet, onlyContainer, podSpecOf, resolvePort } from './objects.js';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import { checkPodSecurity } from './pod-security.js';
 import { KUBECTL_MISSING, pick, renderAll } from './render.js';
 
@@ -20,6 +21,22 @@ function durationMs(text: string): number {
   const parsed = parseDurationMs(text);
   if (!parsed.ok) throw new Error(`bad default duration ${text}`);
   return parsed.value;
+}
+
+/** Whether the scheduler may place the pod on a node with these labels (nodeSelector and required node affinity; taints aside). */
+function schedulable(pod: IPodSpec, labels: Record<string, string>): boolean {
+  const bySelector = Object.entries(pod.nodeSelector ?? {}).every(([k, v]) => labels[k] === v);
+  const terms = pod.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  // Terms are ORed, the expressions of a term ANDed; NotIn holds for an absent label.
+  const byAffinity = terms === undefined || terms.some((term) => (term.matchExpressions ?? []).every((e) => {
+    const value = labels[e.key];
+    if (e.operator === 'NotIn') return value === undefined || !(e.values ?? []).includes(value);
+    if (e.operator === 'In') return value !== undefined && (e.values ?? []).includes(value);
+    if (e.operator === 'Exists') return value !== undefined;
+    if (e.operator === 'DoesNotExist') return value === undefined;
+    throw new Error(`operator ${e.operator} not handled here`);
+  }));
+  return bySelector && byAffinity;
 }
 
 describe('agent', { skip: KUBECTL_MISSING }, () => {
@@ -52,7 +69,8 @@ describe('agent', { skip: KUBECTL_MISSING }, () => {
         // The checker must be able to fail: the agent is the pod it has to reject.
         const reasons = checkPodSecurity(pod, 'baseline').map((v) => v.split(':')[0]);
         assert.deepEqual([...new Set(reasons)].sort(), ['capabilities', 'host namespaces', 'hostPath volumes']);
-        const namespace = pick(objects, 'Namespace', SYSTEM_NAMESPACE);
+        assert.equal(workload.metadata?.namespace, AGENT_NAMESPACE);
+        const namespace = pick(objects, 'Namespace', AGENT_NAMESPACE);
         assert.equal(namespace.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'privileged');
       });
 
@@ -95,9 +113,23 @@ describe('agent', { skip: KUBECTL_MISSING }, () => {
         assert.equal(options.includes('heap-growing'), false, 'NODE_OPTIONS refuses it: node would not start');
       });
 
-      it('tolerates every taint and runs at system-node-critical priority', () => {
+      it('tolerates every taint (control-plane nodes included) and runs at system-node-critical priority', () => {
         assert.deepEqual(pod.tolerations, [{ operator: 'Exists' }]);
         assert.equal(pod.priorityClassName, 'system-node-critical');
+      });
+
+      it('leaves out nodes where it cannot run (virtual-kubelet, EKS Fargate), keeps every other node', () => {
+        assert.equal(pod.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution, undefined);
+        const nodes: Array<[string, Record<string, string>, boolean]> = [
+          ['an ordinary node', { 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': 'n1' }, true],
+          ['a control-plane node', { 'kubernetes.io/os': 'linux', 'node-role.kubernetes.io/control-plane': '' }, true],
+          ['an EKS managed node', { 'kubernetes.io/os': 'linux', 'eks.amazonaws.com/compute-type': 'ec2' }, true],
+          ['a node labelled type=worker', { 'kubernetes.io/os': 'linux', type: 'worker' }, true],
+          ['a virtual-kubelet node', { 'kubernetes.io/os': 'linux', type: 'virtual-kubelet' }, false],
+          ['an EKS Fargate node', { 'kubernetes.io/os': 'linux', 'eks.amazonaws.com/compute-type': 'fargate' }, false],
+          ['a Windows node', { 'kubernetes.io/os': 'windows' }, false],
+        ];
+        for (const [what, labels, expected] of nodes) assert.equal(schedulable(pod, labels), expected, what);
       });
 
       it('ships a ResourceQuota covering its priority class (clusters that limit system classes)', () => {
@@ -109,8 +141,11 @@ describe('agent', { skip: KUBECTL_MISSING }, () => {
       it('rolls by surging a new agent next to the old one on each node, never leaving a node without one (zero-gap handover)', () => {
         const rolling = workload.spec?.updateStrategy?.rollingUpdate;
         assert.equal(workload.spec?.updateStrategy?.type, 'RollingUpdate');
-        assert.equal(rolling?.maxSurge, 1);
         assert.equal(rolling?.maxUnavailable, 0);
+        assert.ok((workload.spec?.minReadySeconds ?? 0) >= 5, 'each new agent proves itself before the old one goes');
+        // One node at a time, unless components/rollout-fast (a percentage, its API cost in its README) is in.
+        if (path === 'manifests/overlays/rollout-fast') assert.equal(rolling?.maxSurge, '10%');
+        else assert.equal(rolling?.maxSurge, 1);
       });
 
       it('gives SIGTERM a grace period that covers the longest drain (webhook --max-duration) plus time to exit', () => {

@@ -1,13 +1,14 @@
 /**
  * Every conndrain.io name the manifests and the install guide use is one of the constants in
- * src/contract.ts, and everything installs into its SYSTEM_NAMESPACE.
+ * src/contract.ts, and everything installs into its two namespaces: the agent's objects into
+ * AGENT_NAMESPACE, everything else into SYSTEM_NAMESPACE.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import * as contract from '../../src/contract.js';
-import { KUBECTL_MISSING, MANIFESTS_DIR, nameOf, renderAll } from './render.js';
+import { KUBECTL_MISSING, MANIFESTS_DIR, nameOf, renderAll, type KubeObject } from './render.js';
 
 const CONTRACT_NAMES: ReadonlySet<string> = new Set((Object.values(contract) as unknown[]).filter((v): v is string => typeof v === 'string' && v.startsWith(`${contract.DOMAIN}/`)));
 const NAME_PATTERN = new RegExp(`${contract.DOMAIN.replace('.', '\\.')}/[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?`, 'g');
@@ -40,10 +41,11 @@ describe('contract names', () => {
       it(`${path}: uses only contract names`, () => {
         assert.deepEqual(unknownNames(JSON.stringify(objects)), []);
       });
-      it(`${path}: installs into ${contract.SYSTEM_NAMESPACE}`, () => {
-        const elsewhere = objects.filter((o) => !CLUSTER_SCOPED.has(o.kind) && o.metadata.namespace !== contract.SYSTEM_NAMESPACE).map(nameOf);
+      it(`${path}: installs the agent into ${contract.AGENT_NAMESPACE}, everything else into ${contract.SYSTEM_NAMESPACE}`, () => {
+        const home = (o: KubeObject): string => (o.metadata.labels?.['app.kubernetes.io/component'] === 'agent' ? contract.AGENT_NAMESPACE : contract.SYSTEM_NAMESPACE);
+        const elsewhere = objects.filter((o) => !CLUSTER_SCOPED.has(o.kind) && o.metadata.namespace !== home(o)).map(nameOf);
         assert.deepEqual(elsewhere, []);
-        assert.ok(objects.some((o) => o.kind === 'Namespace' && o.metadata.name === contract.SYSTEM_NAMESPACE));
+        assert.deepEqual(objects.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name).sort(), [contract.AGENT_NAMESPACE, contract.SYSTEM_NAMESPACE].sort());
       });
     }
   });

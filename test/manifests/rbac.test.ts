@@ -49,25 +49,24 @@ describe('RBAC', { skip: KUBECTL_MISSING }, () => {
         }
       });
 
-      it('grants the agent exactly pods get/list/watch and events create', () => {
-        assert.deepEqual(grants((pick(objects, 'ClusterRole', 'conndrain-agent').rules ?? []) as PolicyRule[]), ['/events:create', '/pods:get', '/pods:list', '/pods:watch']);
+      it('grants the agent exactly what it reads (its pods, EndpointSlices, Namespaces, Services) and events create', () => {
+        const read = (group: string, resource: string): string[] => ['get', 'list', 'watch'].map((v) => `${group}/${resource}:${v}`);
+        assert.deepEqual(grants((pick(objects, 'ClusterRole', 'conndrain-agent').rules ?? []) as PolicyRule[]), [
+          '/events:create', ...read('', 'namespaces'), ...read('', 'pods'), ...read('', 'services'), ...read('discovery.k8s.io', 'endpointslices'),
+        ].sort());
         const binding = pick(objects, 'ClusterRoleBinding', 'conndrain-agent') as unknown as { roleRef: { name: string }; subjects: { kind: string; name: string; namespace: string }[] };
         assert.equal(binding.roleRef.name, 'conndrain-agent');
         const daemonSet = pick(objects, 'DaemonSet', 'conndrain-agent') as unknown as { spec: { template: { spec: { serviceAccountName: string } } }; metadata: { namespace: string } };
         assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: daemonSet.spec.template.spec.serviceAccountName, namespace: daemonSet.metadata.namespace }]);
       });
 
-      it('grants the agent EndpointSlice read access exactly when it runs the janitor', () => {
-        const daemonSet = pick(objects, 'DaemonSet', 'conndrain-agent') as unknown as { metadata: { namespace: string }; spec: { template: { spec: { serviceAccountName: string; containers: { args?: string[] }[] } } } };
-        const janitor = (daemonSet.spec.template.spec.containers[0]?.args ?? []).some((a) => a === '--janitor' || a === '--janitor=true');
+      it('binds nothing else to the agent: the janitor needs no role of its own', () => {
+        const daemonSet = pick(objects, 'DaemonSet', 'conndrain-agent') as unknown as { metadata: { namespace: string }; spec: { template: { spec: { serviceAccountName: string } } } };
         const subject = { kind: 'ServiceAccount', name: daemonSet.spec.template.spec.serviceAccountName, namespace: daemonSet.metadata.namespace };
-        const roles = new Map(objects.filter((o) => o.kind === 'ClusterRole').map((o) => [o.metadata.name, (o.rules ?? []) as PolicyRule[]]));
-        const agentGrants = new Set(objects
-          .filter((o) => o.kind === 'ClusterRoleBinding' && ((o.subjects ?? []) as Array<typeof subject>).some((x) => x.kind === subject.kind && x.name === subject.name && x.namespace === subject.namespace))
-          .flatMap((b) => grants(roles.get((b.roleRef as { name: string }).name) ?? [])));
-        const needed = ['discovery.k8s.io/endpointslices:get', 'discovery.k8s.io/endpointslices:list', 'discovery.k8s.io/endpointslices:watch', '/pods:list'];
-        if (janitor) for (const g of needed) assert.ok(agentGrants.has(g), `--janitor needs ${g}`);
-        else assert.ok(![...agentGrants].some((g) => g.startsWith('discovery.k8s.io/endpointslices')), 'no EndpointSlice access without --janitor');
+        const bound = objects
+          .filter((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') && ((o.subjects ?? []) as Array<typeof subject>).some((x) => x.kind === subject.kind && x.name === subject.name && x.namespace === subject.namespace))
+          .map(nameOf);
+        assert.deepEqual(bound, ['ClusterRoleBinding conndrain-agent']);
       });
 
       it('binds only roles that exist', () => {

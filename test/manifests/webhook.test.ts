@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { WEBHOOK_OPTIONS } from '../../src/config/webhook.js';
-import { NAMESPACE_INJECT_LABEL, NAMESPACE_INJECT_VALUE, SYSTEM_NAMESPACE } from '../../src/contract.js';
+import { AGENT_NAMESPACE, NAMESPACE_INJECT_LABEL, NAMESPACE_INJECT_VALUE, SYSTEM_NAMESPACE } from '../../src/contract.js';
 import { parseDurationMs } from '../../src/duration.js';
 import { intOption, parseArgs, stringOption } from './cli-args.js';
 import { deployment, onlyContainer, podSpecOf, resolvePort, service, WEBHOOK_CERTIFICATE, WEBHOOK_CONFIGURATION, WEBHOOK_DEPLOYMENT, WEBHOOK_SERVICE, webhookConfiguration } from './objects.js';
@@ -198,13 +198,13 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
           }
         });
 
-        it('selects opted-in namespaces only, never kube-system or its own', () => {
+        it('selects opted-in namespaces only, never kube-system or its own two', () => {
           for (const hook of config.webhooks ?? []) {
             const expressions = hook.namespaceSelector?.matchExpressions ?? [];
             assert.deepEqual(expressions.find((e) => e.key === NAMESPACE_INJECT_LABEL), { key: NAMESPACE_INJECT_LABEL, operator: 'In', values: [NAMESPACE_INJECT_VALUE] });
             const exclusion = expressions.find((e) => e.key === 'kubernetes.io/metadata.name');
             assert.equal(exclusion?.operator, 'NotIn');
-            assert.deepEqual([...(exclusion?.values ?? [])].sort(), ['kube-system', SYSTEM_NAMESPACE].sort());
+            assert.deepEqual([...(exclusion?.values ?? [])].sort(), ['kube-system', SYSTEM_NAMESPACE, AGENT_NAMESPACE].sort());
             assert.equal(hook.namespaceSelector?.matchLabels, undefined);
           }
         });
@@ -223,11 +223,11 @@ describe('webhook', { skip: KUBECTL_MISSING }, () => {
           assert.ok((pods.timeoutSeconds ?? 10) <= 10);
         });
 
-        it('checks workload templates on CREATE and UPDATE, warnings only, never blocking', () => {
+        it('checks workload templates on CREATE and UPDATE, warnings only, never blocking; not ReplicaSets (their warnings reach no one)', () => {
           const workloads = config.webhooks?.find((h) => h.name === 'workloads.conndrain.io');
           assert.ok(workloads !== undefined);
           const covered = (workloads.rules ?? []).flatMap((r) => (r.resources ?? []).map((res) => `${(r.apiGroups ?? [])[0] ?? ''}/${(r.apiVersions ?? [])[0] ?? ''}/${res}:${(r.operations ?? []).join('+')}`));
-          assert.deepEqual(covered.sort(), ['apps/v1/daemonsets', 'apps/v1/deployments', 'apps/v1/replicasets', 'apps/v1/statefulsets', 'batch/v1/cronjobs', 'batch/v1/jobs'].map((r) => `${r}:CREATE+UPDATE`));
+          assert.deepEqual(covered.sort(), ['apps/v1/daemonsets', 'apps/v1/deployments', 'apps/v1/statefulsets', 'batch/v1/cronjobs', 'batch/v1/jobs'].map((r) => `${r}:CREATE+UPDATE`));
           assert.equal(workloads.failurePolicy, 'Ignore');
           assert.equal(workloads.sideEffects, 'None');
           assert.deepEqual(workloads.admissionReviewVersions, ['v1']);
