@@ -88,8 +88,15 @@ export const CHECK: CommandListing = {
   load: async () => (await import('./commands/check.js')).defineCheckCommand,
 };
 
+export const VERSION_COMMAND: CommandListing = {
+  name: 'version',
+  description: 'Print the version (the same as --version).',
+  usage: '[options]',
+  load: async () => (await import('./commands/version.js')).defineVersionCommand,
+};
+
 /** `conndrain`'s commands, in the order its help lists them. */
-export const CONNDRAIN_LISTINGS: readonly CommandListing[] = [INJECT, REVIEW, WEBHOOK, AGENT, CONNTRACK, IPVS, LAB, DEMO, DOCTOR, CHECK];
+export const CONNDRAIN_LISTINGS: readonly CommandListing[] = [INJECT, REVIEW, WEBHOOK, AGENT, CONNTRACK, IPVS, LAB, DEMO, DOCTOR, CHECK, VERSION_COMMAND];
 
 /** `kubectl conndrain`'s commands: the operator's, not the daemons or the lab. */
-export const PLUGIN_LISTINGS: readonly CommandListing[] = [INJECT, REVIEW, STALE, DOCTOR, CHECK];
+export const PLUGIN_LISTINGS: readonly CommandListing[] = [INJECT, REVIEW, STALE, DOCTOR, CHECK, VERSION_COMMAND];

@@ -19,7 +19,10 @@ describe('kubectl conndrain (plugin discovery)', { skip: kubectlMissing }, () =>
   const bin = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin;
   symlinkSync(join(REPO, bin['kubectl-conndrain'] ?? 'missing'), join(binDir, 'kubectl-conndrain'));
   // A kubeconfig that does not exist: nothing here may need a cluster.
-  const env = { ...process.env, PATH: `${binDir}${delimiter}${process.env.PATH ?? ''}`, KUBECONFIG: join(binDir, 'none') };
+  // Without the test runner's NODE_OPTIONS (--conditions=conndrain-source): the compiled plugin
+  // would load netlink-native's TypeScript sources, which only tsx runs.
+  const { NODE_OPTIONS: _testConditions, ...inherited } = process.env;
+  const env = { ...inherited, PATH: `${binDir}${delimiter}${process.env.PATH ?? ''}`, KUBECONFIG: join(binDir, 'none') };
   const kubectl = (args: string[], input?: string): SpawnSyncReturns<string> =>
     spawnSync('kubectl', args, { env, encoding: 'utf8', ...(input === undefined ? {} : { input }), timeout: 60_000 });
   after(() => rmSync(binDir, { recursive: true, force: true }));
@@ -53,5 +56,21 @@ describe('kubectl conndrain (plugin discovery)', { skip: kubectlMissing }, () =>
     const help = kubectl(['conndrain', 'stale', '--help']);
     assert.equal(help.status, 0, help.stderr);
     assert.match(help.stdout, /--kubeconfig <file>/);
+  });
+
+  it('`kubectl conndrain version` prints the version', () => {
+    const version = kubectl(['conndrain', 'version']);
+    assert.equal(version.status, 0, version.stderr);
+    assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+  });
+
+  it('kubectl\'s flags after the plugin\'s name reach the command, or are refused with a reason', () => {
+    // kubectl itself refuses flags before the plugin's name; after it they are the plugin's.
+    const stale = kubectl(['conndrain', '--context', 'nope', '--kubeconfig', join(binDir, 'none'), 'stale']);
+    assert.equal(stale.status, 2, stale.stderr);
+    assert.match(stale.stderr, /^kubectl conndrain stale: ENOENT: .*none/);
+    const inject = kubectl(['conndrain', '-n', 'shop', 'inject']);
+    assert.equal(inject.status, 2);
+    assert.equal(inject.stderr, 'kubectl conndrain inject: -n does not apply: inject does not talk to the API server\n');
   });
 });

@@ -3,31 +3,40 @@ import { excludePodIps, formatEndpoint, groupByService, OwnershipIndex, planDele
 import type { DeleteCountsByProtocol } from 'netlink-native/types';
 import { CliExit } from './exit.js';
 import { openConntrack, type ConntrackHandle } from './native-conntrack.js';
-import { loadInventory, type StaleInventory } from './stale-inventory.js';
+import { ApiUnavailable, loadInventory, type StaleInventory } from './stale-inventory.js';
 import { scanStale, summarizeStale, type StaleScan } from './stale-scan.js';
 
 export interface StaleFlags {
   netns?: string;
   endpoints?: string;
   kubeconfig?: string;
+  context?: string;
   nodeName?: string;
   delete?: boolean;
   json?: boolean;
 }
 
-export async function runStale(flags: StaleFlags): Promise<void> {
+/** `who`: the command as the user typed it (`conndrain conntrack stale`, `kubectl conndrain stale`), for its messages. */
+export async function runStale(flags: StaleFlags, who = 'conndrain conntrack stale'): Promise<void> {
   let inventory: StaleInventory;
   try {
     const env = process.env;
     inventory = await loadInventory({
       endpoints: flags.endpoints,
       kubeconfig: flags.kubeconfig ?? env.KUBECONFIG,
+      context: flags.context,
+      home: env.HOME,
       serviceHost: env.KUBERNETES_SERVICE_HOST,
       servicePort: env.KUBERNETES_SERVICE_PORT,
       nodeName: flags.nodeName ?? env.NODE_NAME,
     });
   } catch (error) {
-    throw new CliExit(2, `conndrain conntrack stale: ${message(error)}`);
+    throw new CliExit(error instanceof ApiUnavailable ? 1 : 2, `${who}: ${message(error)}`);
+  }
+  // With no EndpointSlice every NAT'ed entry looks stale: listing them is harmless, deleting
+  // them all is not (a cluster always has at least the API server's own slice).
+  if (flags.delete === true && inventory.slices.length === 0) {
+    throw new CliExit(2, `${who}: no EndpointSlice in ${inventory.source}: --delete would delete every NAT'ed entry; refused`);
   }
   const ownership = new OwnershipIndex();
   ownership.replaceAll(inventory.slices);
@@ -36,7 +45,7 @@ export async function runStale(flags: StaleFlags): Promise<void> {
     api = await openConntrack(flags.netns);
   } catch (error) {
     // Operational (docs/cli-errors.md): the namespace or the addon, not the command line.
-    throw new CliExit(1, `conndrain conntrack stale: ${message(error)}`);
+    throw new CliExit(1, `${who}: ${message(error)}`);
   }
   try {
     let scan = await scanStale(api, ownership, inventory.podIps);

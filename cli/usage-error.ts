@@ -11,12 +11,13 @@
  */
 import { CommanderError, type Command, type Option } from 'commander';
 import { CliExit } from './exit.js';
+import { acceptedKubectlFlags, isKubectlFlag } from './kube-flags.js';
 
 /** The exit code of a usage error. */
 export const USAGE_EXIT = 2;
 
 /** `conndrain conntrack list`: the command's full name. */
-function pathOf(command: Command): string {
+export function pathOf(command: Command): string {
   const names: string[] = [];
   for (let c: Command | null = command; c !== null; c = c.parent) names.unshift(c.name());
   return names.join(' ');
@@ -38,6 +39,14 @@ function describeMissing(command: Command, message: string): string {
   return option === undefined ? message : `${message} (${option.flags}: ${option.description})`;
 }
 
+/** Why kubectl's `flag` means nothing to `command` (cli/kube-flags.ts). */
+function kubectlFlagRefusal(command: Command, flag: string): string {
+  const name = flag.split('=', 1)[0] ?? flag;
+  const accepted = acceptedKubectlFlags(command);
+  if (accepted.length === 0) return `${name} does not apply: ${command.name()} does not talk to the API server`;
+  return `${name} does not apply to ${command.name()} (it takes ${accepted.join(', ')})`;
+}
+
 /** The one-line usage error for a commander error on `command`, or the exit it asks for. */
 export function usageErrorOf(command: Command, error: CommanderError): CliExit {
   const path = pathOf(command);
@@ -53,8 +62,11 @@ export function usageErrorOf(command: Command, error: CommanderError): CliExit {
     }
     case 'commander.optionMissingArgument':
       return new CliExit(USAGE_EXIT, `${path}: ${describeMissing(command, oneLine(error.message))}`);
-    case 'commander.unknownOption':
+    case 'commander.unknownOption': {
+      const flag = /unknown option '([^']+)'/.exec(error.message)?.[1];
+      if (flag !== undefined && isKubectlFlag(flag)) return new CliExit(USAGE_EXIT, `${path}: ${kubectlFlagRefusal(command, flag)}`);
       return new CliExit(USAGE_EXIT, `${path}: ${oneLine(error.message)}; options: ${longFlags(command)}`);
+    }
     case 'commander.unknownCommand':
       return new CliExit(USAGE_EXIT, `${path}: ${oneLine(error.message)}; commands: ${command.commands.map((c) => c.name()).join(', ')}`);
     default:

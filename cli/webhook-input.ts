@@ -1,8 +1,7 @@
 /**
  * What `conndrain inject`, `review` and `webhook` share: the webhook's configuration from flags
- * and environment (src/config/webhook.ts), and reading the input of a command.
+ * and environment (src/config/webhook.ts).
  */
-import { readFile } from 'node:fs/promises';
 import { loadWebhookConfig, WEBHOOK_OPTIONS, type WebhookConfig } from '../src/config/webhook.js';
 import { CliExit } from './exit.js';
 
@@ -22,18 +21,4 @@ export function loadWebhookCliConfig(flags: Record<string, unknown>): WebhookCon
   const loaded = loadWebhookConfig({ flags, env });
   if (!loaded.ok) throw new CliExit(2, `conndrain: invalid configuration:\n  ${loaded.error.join('\n  ')}`);
   return loaded.value;
-}
-
-/** The text of a file, or of stdin for `-`. */
-export async function readInput(file: string): Promise<string> {
-  if (file !== '-') {
-    try {
-      return await readFile(file, 'utf8');
-    } catch (error) {
-      throw new CliExit(2, `conndrain: cannot read ${file}: ${(error as Error).message}`);
-    }
-  }
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

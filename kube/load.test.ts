@@ -68,3 +68,20 @@ test('a rotated token file is picked up', async () => {
   assert.equal(await authorization(conn), 'Bearer two');
   conn.destroy();
 });
+
+test('--context picks another context of the kubeconfig than its current-context, in both connections', async () => {
+  const path = join(dir, 'two-contexts');
+  writeFileSync(path, [
+    'apiVersion: v1', 'kind: Config',
+    'clusters:', '- name: a', '  cluster: {server: "https://10.0.0.1:6443"}', '- name: b', '  cluster: {server: "https://10.0.0.2:6443"}',
+    'users:', '- name: u', '  user: {token: t}', '- name: e', '  user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/true}}',
+    'contexts:', '- name: one', '  context: {cluster: a, user: u}', '- name: two', '  context: {cluster: b, user: u}', '- name: three', '  context: {cluster: b, user: e}',
+    'current-context: one', '',
+  ].join('\n'));
+  assert.equal((await loadKubeConnection({ kubeconfig: path })).getCurrentCluster()?.server, 'https://10.0.0.1:6443');
+  assert.equal((await loadKubeConnection({ kubeconfig: path, context: 'two' })).getCurrentCluster()?.server, 'https://10.0.0.2:6443');
+  const library = await loadKubeConnection({ kubeconfig: path, context: 'three' });
+  assert.ok(!(library instanceof LeanKubeConnection));
+  assert.equal(library.getCurrentCluster()?.server, 'https://10.0.0.2:6443');
+  await assert.rejects(loadKubeConnection({ kubeconfig: path, context: 'nope' }), /no context named nope/);
+});

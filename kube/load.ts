@@ -12,6 +12,8 @@ import { LeanKubeConnection, type KubeConnection, type LeanAuth, type LeanTls } 
 export interface KubeSource {
   /** A kubeconfig file; in-cluster when undefined or empty. */
   kubeconfig?: string | undefined;
+  /** The kubeconfig's context to use (kubectl's --context); its current-context when undefined or empty. */
+  context?: string | undefined;
   /** $KUBERNETES_SERVICE_HOST / $KUBERNETES_SERVICE_PORT (in-cluster). */
   serviceHost?: string | undefined;
   servicePort?: string | undefined;
@@ -35,7 +37,7 @@ const LEAN_CLUSTER_FIELDS = new Set(['server', 'certificate-authority', 'certifi
 
 export async function loadKubeConnection(source: KubeSource): Promise<KubeConnection> {
   if (source.kubeconfig === undefined || source.kubeconfig === '') return inCluster(source);
-  const lean = await fromKubeconfig(source.kubeconfig);
+  const lean = await fromKubeconfig(source.kubeconfig, source.context);
   return lean ?? loadFullKubeConfig(source);
 }
 
@@ -45,6 +47,7 @@ export async function loadFullKubeConfig(source: KubeSource): Promise<KubeConfig
   const kc = new KubeConfig();
   if (source.kubeconfig !== undefined && source.kubeconfig !== '') kc.loadFromFile(source.kubeconfig);
   else kc.loadFromCluster();
+  if (source.context !== undefined && source.context !== '') kc.setCurrentContext(source.context);
   return kc;
 }
 
@@ -73,11 +76,11 @@ function fileOrData(base: string, entry: Record<string, unknown>, field: string)
 }
 
 /** A lean connection, or undefined when the kubeconfig needs the library (exec, auth-provider, proxy). */
-async function fromKubeconfig(path: string): Promise<KubeConnection | undefined> {
+async function fromKubeconfig(path: string, contextName: string | undefined): Promise<KubeConnection | undefined> {
   const text = readFileSync(path, 'utf8');
   const { parse } = await import('yaml');
   const doc = (parse(text) ?? {}) as KubeconfigFile;
-  const context = pick(doc.contexts, doc['current-context'], 'context').context ?? {};
+  const context = pick(doc.contexts, contextName !== undefined && contextName !== '' ? contextName : doc['current-context'], 'context').context ?? {};
   const cluster = pick(doc.clusters, context.cluster, 'cluster').cluster ?? {};
   const user = context.user === undefined ? {} : (pick(doc.users, context.user, 'user').user ?? {});
   if (Object.keys(user).some((k) => !LEAN_USER_FIELDS.has(k)) || Object.keys(cluster).some((k) => !LEAN_CLUSTER_FIELDS.has(k))) return undefined;

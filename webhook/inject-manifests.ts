@@ -142,7 +142,8 @@ export function injectManifests(text: string, config: InjectConfig, random: Rand
     }
     injected++;
     patchDocument(doc, fastJsonPatch.compare(before as object, result.object as object));
-    let rendered = doc.toString({ indentSeq });
+    // Untouched flow collections keep the common `[a, b]` spelling (the library pads them by default).
+    let rendered = doc.toString({ indentSeq, flowCollectionPadding: false });
     if (index > 0 && !rendered.startsWith('---')) rendered = `---\n${rendered}`;
     if (output !== '' && !output.endsWith('\n')) output += '\n';
     output += rendered;

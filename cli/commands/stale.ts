@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { addKubeFlags } from '../kube-flags.js';
 import type { StaleFlags } from '../stale-run.js';
 
 const JSON_SHAPE = `
@@ -22,15 +23,19 @@ Exit code: 0 done (stale entries found or not), 1 a delete failed or left a cove
 export function defineStaleCommand(stale: Command): void {
   stale
     .addOption(new Option('--netns <name>', 'network namespace (under /var/run/netns) to scan; this one when absent'))
-    .addOption(new Option('--endpoints <file>', 'EndpointSlices (and optionally Pods) from a file: JSON or YAML, e.g. `kubectl get endpointslices,pods -A -o yaml`').conflicts('kubeconfig'))
-    .addOption(new Option('--kubeconfig <file>', 'read EndpointSlices from the API server (in-cluster when neither flag is given and it runs in a pod)'))
+    .addOption(new Option('--endpoints <file>', 'EndpointSlices (and optionally Pods) from a file: JSON or YAML, e.g. `kubectl get endpointslices,pods -A -o yaml`').conflicts(['kubeconfig', 'context']));
+  addKubeFlags(stale, {
+    kubeconfig: 'read EndpointSlices from the API server (in-cluster when neither flag is given and it runs in a pod)',
+    context: 'the kubeconfig context to read them with (default: its current-context; the kubeconfig defaults to $KUBECONFIG, else ~/.kube/config)',
+  });
+  stale
     .addOption(new Option('--node-name <name>', 'this node\'s name: its pods\' IPs are never stale (hostPort DNAT); default $NODE_NAME'))
     .addOption(new Option('--delete', 'delete exactly the stale entries (by original tuple, zone and entry id)'))
     .addOption(new Option('--json', 'machine-readable output'))
     .addHelpText('after', JSON_SHAPE)
-    .action(async (flags: StaleFlags) => {
-      const { runStale } = await import('../stale-run.js');
-      await runStale(flags);
+    .action(async (flags: StaleFlags, command: Command) => {
+      const [{ runStale }, { pathOf }] = await Promise.all([import('../stale-run.js'), import('../usage-error.js')]);
+      await runStale(flags, pathOf(command));
     });
 }
 

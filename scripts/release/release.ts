@@ -1,12 +1,17 @@
 /**
- * `npm run release [-- <dir>]`: writes <dir>/<overlay>.yaml (default dir: dist/install) for
- * every supported kustomization and <dir>/SHA256SUMS (`sha256sum -c SHA256SUMS` format).
+ * `npm run release [-- <dir>] [--download-url URL] [--no-cli]`: writes <dir>/<overlay>.yaml
+ * (default dir: dist/release/conndrain-<version>, the directory docs/upgrade.md names) for
+ * every supported kustomization and <dir>/SHA256SUMS (`sha256sum -c SHA256SUMS` format), then
+ * the CLI's npm package and its krew manifest (cli.ts; not with --no-cli), whose archive URL is
+ * URL/<tarball> (default: the version's GitHub release).
  * Refuses (exit status 1, nothing written) when an image tag or version label disagrees with
  * package.json's version.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { packageVersion, RELEASE_OVERLAYS, releaseText, renderObjects, REPO_ROOT, sha256, versionProblems } from './render.js';
+import { parseArgs } from 'node:util';
+import { defaultDownloadUrl, releaseCli } from './cli.js';
+import { packageVersion, RELEASE_OVERLAYS, releaseDir, releaseText, renderObjects, sha256, versionProblems } from './render.js';
 
 function release(out: string): boolean {
   const version = packageVersion();
@@ -31,4 +36,10 @@ function release(out: string): boolean {
   return true;
 }
 
-if (!release(resolve(process.argv[2] ?? join(REPO_ROOT, 'dist/install')))) process.exitCode = 1;
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'download-url': { type: 'string' }, 'no-cli': { type: 'boolean', default: false } } });
+const version = packageVersion();
+const out = resolve(positionals[0] ?? releaseDir(version));
+if (!release(out)) process.exitCode = 1;
+else if (!values['no-cli']) {
+  for (const file of releaseCli(out, version, values['download-url'] ?? defaultDownloadUrl(version))) process.stdout.write(`${join(out, file)}\n`);
+}

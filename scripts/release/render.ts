@@ -29,6 +29,11 @@ export const RELEASE_OVERLAYS: ReadonlyArray<readonly [string, string]> = [
 
 export type ReleaseObject = Record<string, unknown> & { kind?: string; apiVersion?: string; metadata?: { name?: string; labels?: Record<string, string> } };
 
+/** The versioned directory of a release's files (docs/install.md, docs/upgrade.md). */
+export function releaseDir(version: string): string {
+  return join(REPO_ROOT, 'dist', 'release', `conndrain-${version}`);
+}
+
 export function packageVersion(): string {
   return (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 }

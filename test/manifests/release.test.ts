@@ -24,7 +24,7 @@ describe('npm run release', { skip: KUBECTL_MISSING }, () => {
   const read = (file: string): KubeObject[] => parseAllDocuments(readFileSync(join(out, file), 'utf8')).map((d) => d.toJS() as KubeObject).filter((o) => o !== null);
 
   before(() => {
-    run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'scripts/release/release.ts'), out], { cwd: REPO_ROOT, encoding: 'utf8' });
+    run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'scripts/release/release.ts'), out, '--no-cli'], { cwd: REPO_ROOT, encoding: 'utf8' });
   });
   after(() => rmSync(out, { recursive: true, force: true }));
 

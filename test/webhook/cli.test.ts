@@ -129,7 +129,7 @@ test('conndrain inject -f - : stdout is the manifest, warnings on stderr, exit 1
   assert.match(good.stdout, /sleep 45/);
   const unreadable = await runCli(['inject', '-f', '/nonexistent/x.yaml']);
   assert.equal(unreadable.code, 2);
-  assert.match(unreadable.stderr, /conndrain: cannot read \/nonexistent\/x.yaml: ENOENT/);
+  assert.match(unreadable.stderr, /conndrain inject: cannot read \/nonexistent\/x.yaml: ENOENT/);
 });
 
 test('conndrain review prints the AdmissionReview response; bad config lists every problem, exit 2', async () => {
@@ -139,8 +139,9 @@ test('conndrain review prints the AdmissionReview response; bad config lists eve
   assert.equal(body.response.uid, 'e911857d-c318-11e8-bbad-025000000001');
   assert.match(Buffer.from(body.response.patch, 'base64').toString(), /"command":\["\/bin\/sh","-c","sleep 30"\]/);
   const rejected = await runCli(['review'], '{"apiVersion":"v1"}');
-  assert.equal(rejected.code, 1);
-  assert.match(rejected.stderr, /conndrain review: HTTP 400: expected apiVersion "admission.k8s.io\/v1"/);
+  assert.equal(rejected.code, 2);
+  assert.equal(rejected.stdout, '');
+  assert.match(rejected.stderr, /^<stdin>: expected apiVersion "admission.k8s.io\/v1".*\(the webhook would answer HTTP 400\)\n$/);
   const config = await runCli(['review', '--agent-port', '0'], '', { CONNDRAIN_MAX_DURATION: 'forever' });
   assert.equal(config.code, 2);
   assert.match(config.stderr, /--agent-port: 0 is out of range; expected 1..65535/);
