@@ -94,7 +94,8 @@ export class ConntrackRunnable implements Runnable {
       },
     });
     this.targets = new TargetFlush({
-      conntrack: this.api,
+      // A dump pass: the event index watches only this node's pods' addresses, never other nodes' endpoints.
+      conntrack: netlink,
       clock,
       windowMs: config.flushWindowMs,
       logger: log,

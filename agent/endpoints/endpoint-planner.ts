@@ -90,7 +90,9 @@ export class EndpointPlanner {
         return;
       }
       const wasDraining = (before?.draining ?? false) || rec?.state === 'draining';
-      this.records.set(uid, { state: 'leaving', uid, key: last.key, nodeName: last.nodeName, addresses: [...last.addresses], targets: [...last.targets], sinceMs: nowMs, leftAtMs: nowMs, wasDraining });
+      // A draining pod leaves its Services' slices one write at a time: flush what it served in any of them.
+      const targets = rec?.state === 'draining' ? unionTargets(rec.targets, last.targets) : [...last.targets];
+      this.records.set(uid, { state: 'leaving', uid, key: last.key, nodeName: last.nodeName, addresses: [...new Set([...(rec?.addresses ?? []), ...last.addresses])], targets, sinceMs: nowMs, leftAtMs: nowMs, wasDraining });
       if (rec?.state === 'draining') this.holdingChanged = true;
       this.deadlines.push(nowMs + this.options.debounceMs, uid);
       return;
@@ -102,7 +104,9 @@ export class EndpointPlanner {
     }
     const terminatingSinceMs = after.terminating ? (rec?.terminatingSinceMs ?? nowMs) : undefined;
     const next: EndpointRecord = {
-      state: 'draining', uid, key: after.key, nodeName: after.nodeName, addresses: after.addresses, targets: after.targets,
+      state: 'draining', uid, key: after.key, nodeName: after.nodeName, addresses: after.addresses,
+      // What it served before it started draining counts too (its slices drop it one by one).
+      targets: rec?.state === 'draining' && rec.resumed !== true ? unionTargets(rec.targets, after.targets) : unionTargets(before?.targets ?? [], after.targets),
       sinceMs: rec?.state === 'draining' ? rec.sinceMs : nowMs,
       ...(terminatingSinceMs === undefined ? {} : { terminatingSinceMs }),
     };
@@ -196,6 +200,18 @@ export class EndpointPlanner {
     this.records.delete(uid);
     if (rec.state === 'draining') this.holdingChanged = true;
   }
+}
+
+function unionTargets(a: readonly EndpointTarget[], b: readonly EndpointTarget[]): EndpointTarget[] {
+  const seen = new Set<string>();
+  const out: EndpointTarget[] = [];
+  for (const t of [...a, ...b]) {
+    const id = `${t.protocol}/${t.address}/${t.port}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(t);
+  }
+  return out;
 }
 
 function dedupePorts(targets: readonly EndpointTarget[]): Array<{ port: number; protocol: string }> {

@@ -1,0 +1,142 @@
+/**
+ * Other nodes' pods from EndpointSlices (issue 24): the agent of node-a holds node-b's draining
+ * pod by its slice's targets, flushes its entries when it leaves every slice (all protocols
+ * after a drain, UDP/SCTP only when it left while serving), leaves out what did not opt in,
+ * and after a restart deletes the ghosts of pods deleted while no agent ran.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
+import type { IpvsServiceKey } from 'netlink-native/types';
+import { managedPod, markDeleting, setReady } from '../test/apiserver/pods.js';
+import { service } from '../test/apiserver/cluster-objects.js';
+import { AgentRig, memoryNetlinkWithEvents, until } from '../test/agent/agent-rig.js';
+import type { Agent } from './agent.js';
+
+const rig = new AgentRig('cd-agent-endpoints');
+const server = rig.server;
+before(() => rig.start());
+after(() => rig.stop());
+
+const SVC: IpvsServiceKey = { family: 4, protocol: 'tcp', address: '10.96.0.10', port: 80 };
+const OTHER_PORT_SVC: IpvsServiceKey = { family: 4, protocol: 'tcp', address: '10.96.0.11', port: 81 };
+
+interface Node {
+  ct: MemoryConntrack;
+  ipvs: MemoryIpvs;
+  agent: Agent;
+}
+
+async function nodeA(ips: string[], flags: Record<string, string> = {}): Promise<Node> {
+  const ct = new MemoryConntrack();
+  const ipvs = new MemoryIpvs();
+  await ipvs.addService({ key: SVC, scheduler: 'mh' });
+  await ipvs.addService({ key: OTHER_PORT_SVC, scheduler: 'mh' });
+  for (const address of ips) {
+    await ipvs.addDestination(SVC, { address, port: 8080, weight: 1 });
+    await ipvs.addDestination(OTHER_PORT_SVC, { address, port: 9999, weight: 1 });
+  }
+  const agent = await rig.makeAgent('node-a', memoryNetlinkWithEvents(ct, ipvs), { flags: { endpointDebounce: '200ms', ...flags } });
+  await agent.start();
+  await until('ready', () => agent.readiness().ready);
+  return { ct, ipvs, agent };
+}
+
+async function weight(ipvs: MemoryIpvs, key: IpvsServiceKey, ip: string): Promise<number | undefined> {
+  return (await ipvs.listDestinations(key)).find((d) => d.address === ip)?.weight;
+}
+
+function serviceEntries(ct: MemoryConntrack, ip: string, protocol: 'tcp' | 'udp' | 'all' = 'all'): number {
+  return ct.entries().filter((e) => e.reply.src === ip && (protocol === 'all' || e.protocol === protocol)).length;
+}
+
+async function traffic(ct: MemoryConntrack, ip: string): Promise<void> {
+  const client = `192.0.2.${(ip.split('.').map(Number).reduce((a, b) => (a * 7 + b) % 250) ?? 0) + 1}`; // one client per pod: distinct original tuples
+  await ct.insertConntrackForTest([
+    { protocol: 'tcp', origSrc: client, origDst: '10.96.0.10', replySrc: ip, dstPort: 80, replySrcPort: 8080, count: 2, state: 'ESTABLISHED', timeout: 1000, dnat: true },
+    { protocol: 'udp', origSrc: client, origDst: '10.96.0.53', replySrc: ip, dstPort: 53, replySrcPort: 53, count: 3, timeout: 100, dnat: true },
+  ]);
+}
+
+test('another node\'s draining pod: held at weight 0 by its slice\'s port only; flushed (every protocol) once it left every slice', async () => {
+  server.putService(service({ name: 'dns', namespace: 'shop', selector: { app: 'shop' }, ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }] }));
+  server.putPod(managedPod({ name: 'b1', nodeName: 'node-b', ips: ['10.60.0.1'], uid: 'uid-b1' }));
+  const n = await nodeA(['10.60.0.1']);
+  try {
+    await traffic(n.ct, '10.60.0.1');
+    server.modifyPod('shop', 'b1', (p) => setReady(p, false));
+    await until('held at 0 on node-a', async () => (await weight(n.ipvs, SVC, '10.60.0.1')) === 0);
+    assert.equal(await weight(n.ipvs, OTHER_PORT_SVC, '10.60.0.1'), 1, 'a server on a port the slices do not list is not touched');
+    server.modifyPod('shop', 'b1', (p) => setReady(p, true));
+    await until('released: Ready again', async () => (await weight(n.ipvs, SVC, '10.60.0.1')) === 1);
+    server.modifyPod('shop', 'b1', (p) => markDeleting(p, 30));
+    await until('held again while terminating', async () => (await weight(n.ipvs, SVC, '10.60.0.1')) === 0);
+    assert.equal(serviceEntries(n.ct, '10.60.0.1'), 5, 'nothing flushed while it drains');
+    server.deletePod('shop', 'b1');
+    await until('flushed after it left every slice', () => serviceEntries(n.ct, '10.60.0.1') === 0);
+  } finally {
+    await n.agent.stop();
+    server.deleteService('shop', 'dns');
+  }
+});
+
+test('a Service deleted while its pod serves: only UDP/SCTP flushed (no proof the pod died); the pod\'s entries of other Services stay', async () => {
+  server.putService(service({ name: 'dns2', namespace: 'shop', selector: { app: 'dns2' }, ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }, { name: 'tcp', port: 80, targetPort: 8080 }] }));
+  server.putPod(managedPod({ name: 'd1', nodeName: 'node-b', ips: ['10.60.1.1'], uid: 'uid-d1', app: 'dns2' }));
+  const n = await nodeA([]);
+  try {
+    await traffic(n.ct, '10.60.1.1');
+    await until('slice seen', () => n.agent.snapshot() !== undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    server.deleteService('shop', 'dns2');
+    await until('UDP flushed', () => serviceEntries(n.ct, '10.60.1.1', 'udp') === 0);
+    assert.equal(serviceEntries(n.ct, '10.60.1.1', 'tcp'), 2, 'TCP entries stay');
+  } finally {
+    await n.agent.stop();
+  }
+});
+
+test('a Service labelled conndrain.io/hold=disabled, and a namespace not opted in: neither held nor flushed', async () => {
+  server.putService(service({ name: 'optout', namespace: 'shop', selector: { app: 'optout' }, ports: [{ port: 80, targetPort: 8080 }], labels: { 'conndrain.io/hold': 'disabled' } }));
+  server.putPod(managedPod({ name: 'o1', nodeName: 'node-b', ips: ['10.60.2.1'], uid: 'uid-o1', app: 'optout' }));
+  server.putNamespace('plain', {});
+  server.putService(service({ name: 'plain', namespace: 'plain', selector: { app: 'plain' }, ports: [{ port: 80, targetPort: 8080 }] }));
+  server.putPod(managedPod({ name: 'p1', namespace: 'plain', nodeName: 'node-b', ips: ['10.60.2.2'], uid: 'uid-p1', app: 'plain' }));
+  const n = await nodeA(['10.60.2.1', '10.60.2.2']);
+  try {
+    await traffic(n.ct, '10.60.2.1');
+    await traffic(n.ct, '10.60.2.2');
+    server.modifyPod('shop', 'o1', (p) => setReady(p, false));
+    server.modifyPod('plain', 'p1', (p) => setReady(p, false));
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(await weight(n.ipvs, SVC, '10.60.2.1'), 1);
+    assert.equal(await weight(n.ipvs, SVC, '10.60.2.2'), 1);
+    server.deletePod('shop', 'o1');
+    server.deletePod('plain', 'p1');
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(serviceEntries(n.ct, '10.60.2.2'), 5, 'namespace not opted in: untouched');
+  } finally {
+    await n.agent.stop();
+  }
+});
+
+test('a pod of another node deleted while no agent ran: its ghosts are gone within seconds of the next agent\'s sync (restart sweep)', async () => {
+  server.putPod(managedPod({ name: 'k1', nodeName: 'node-b', ips: ['10.60.3.1'], uid: 'uid-k1' }));
+  server.putPod(managedPod({ name: 'k2', nodeName: 'node-b', ips: ['10.60.3.2'], uid: 'uid-k2' }));
+  const first = await nodeA([]);
+  await first.agent.stop(); // as after a kill -9: nothing more from it
+  const ct = first.ct;
+  await traffic(ct, '10.60.3.1');
+  await traffic(ct, '10.60.3.2');
+  server.deletePod('shop', 'k1'); // while no agent runs on node-a
+  const agent = await rig.makeAgent('node-a', memoryNetlinkWithEvents(ct, new MemoryIpvs()), { flags: { janitorGrace: '300ms' } });
+  await agent.start();
+  try {
+    await until('the gone pod\'s entries deleted', () => serviceEntries(ct, '10.60.3.1') === 0, 8000);
+    assert.equal(serviceEntries(ct, '10.60.3.2'), 5, 'a live endpoint\'s entries stay');
+    const text = await agent.metrics.registry.getSingleMetricAsString('conndrain_restart_sweep_deleted_total');
+    assert.match(text, / 5\n?$/m);
+  } finally {
+    await agent.stop();
+  }
+});

@@ -1,0 +1,73 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { MergedEndpoint } from '../../src/endpoints/endpoint-index.js';
+import { EndpointPlanner } from './endpoint-planner.js';
+
+function ep(uid: string, o: Partial<MergedEndpoint> = {}): MergedEndpoint {
+  return { uid, key: `shop/${uid}`, namespace: 'shop', nodeName: 'node-b', addresses: ['10.1.0.1'], targets: [{ address: '10.1.0.1', port: 8080, protocol: 'tcp' }], draining: false, terminating: false, flowPinningOff: false, ...o };
+}
+
+const planner = (local = new Set<string>()): EndpointPlanner => new EndpointPlanner({ debounceMs: 1000, terminatingMaxMs: 60_000, isLocalPod: (uid) => local.has(uid) });
+
+test('serving -> draining (held by its targets) -> serving again: released, no record kept', () => {
+  const p = planner();
+  p.changed('u1', undefined, ep('u1'), 0);
+  assert.deepEqual(p.drainingPods(), []);
+  p.changed('u1', ep('u1'), ep('u1', { draining: true }), 10);
+  assert.deepEqual(p.drainingPods(), [{ uid: 'u1', key: 'shop/u1', ips: ['10.1.0.1'], ports: [{ port: 8080, protocol: 'tcp' }], wasReady: true }]);
+  assert.equal(p.takeHoldingChanged(), true);
+  p.changed('u1', ep('u1', { draining: true }), ep('u1'), 20);
+  assert.deepEqual(p.drainingPods(), []);
+  assert.equal(p.isServing('u1', true), true);
+  assert.deepEqual(p.snapshot(), []);
+});
+
+test('gone only after the debounce; back within it: nothing flushed', () => {
+  const p = planner();
+  p.changed('u1', ep('u1', { draining: true }), undefined, 100);
+  assert.deepEqual(p.takeDue(500), []);
+  p.changed('u1', undefined, ep('u1', { draining: true }), 600); // moved to another slice
+  assert.deepEqual(p.takeDue(2000), []);
+  assert.equal(p.drainingPods().length, 1);
+});
+
+test('left after draining: every protocol; left while serving: UDP and SCTP only; this node\'s pods are the pod watch\'s', () => {
+  const local = new Set(['mine']);
+  const p = planner(local);
+  p.changed('u1', ep('u1', { draining: true }), undefined, 0);
+  p.changed('u2', ep('u2'), undefined, 0);
+  p.changed('mine', ep('mine', { draining: true }), undefined, 0);
+  const due = p.takeDue(1000);
+  assert.deepEqual(due.map((f) => `${f.uid}:${f.scope}:${f.why}`), ['u1:all:left-after-draining', 'u2:udp-sctp:left-while-serving']);
+});
+
+test('terminating longer than the longest drain: gone (a dead node), flushed, not held again while still listed', () => {
+  const p = planner();
+  p.changed('u1', ep('u1'), ep('u1', { draining: true, terminating: true }), 0);
+  assert.deepEqual(p.takeDue(59_999), []);
+  const due = p.takeDue(60_000);
+  assert.deepEqual(due.map((f) => f.why), ['terminating-too-long']);
+  assert.deepEqual(p.drainingPods(), []);
+  p.changed('u1', ep('u1', { draining: true, terminating: true }), ep('u1', { draining: true, terminating: true }), 61_000);
+  assert.deepEqual(p.drainingPods(), [], 'a slice update does not bring the hold back');
+  p.changed('u1', ep('u1', { draining: true, terminating: true }), undefined, 62_000);
+  assert.deepEqual(p.takeDue(70_000), [], 'forgotten when it leaves: flushed once');
+});
+
+test('an opted-out endpoint is forgotten, never flushed', () => {
+  const p = planner();
+  p.changed('u1', ep('u1'), ep('u1', { draining: true }), 0);
+  p.changed('u1', ep('u1', { draining: true }), undefined, 10, true);
+  assert.deepEqual(p.drainingPods(), []);
+  assert.deepEqual(p.takeDue(10_000), []);
+});
+
+test('resumed records hold what they held until the first slice list decides', () => {
+  const p = planner();
+  p.resume([{ uid: 'r1', key: 'shop/r1', nodeName: 'node-b', ips: ['10.1.0.9'], state: 'draining', sinceMs: 0, wasReady: true, reason: 'not-ready' }, { uid: 'r2', key: 'shop/r2', nodeName: 'node-c', ips: ['10.1.0.8'], state: 'draining', sinceMs: 0, wasReady: true, reason: 'not-ready' }]);
+  assert.deepEqual(p.drainingPods().map((d) => [d.uid, d.ports]), [['r1', []], ['r2', []]], 'held, no new server');
+  p.changed('r1', undefined, ep('r1', { draining: true }), 5);
+  p.settleResumed((uid) => uid === 'r1');
+  assert.deepEqual(p.drainingPods().map((d) => d.uid), ['r1']);
+  assert.deepEqual(p.drainingPods()[0]?.ports, [{ port: 8080, protocol: 'tcp' }]);
+});

@@ -1,0 +1,71 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EndpointIndex } from './endpoint-index.js';
+import { viewSlice, type RawSlice } from './slice-view.js';
+
+function slice(name: string, o: { namespace?: string; service?: string; family?: string; ports?: Array<[number, string]>; labels?: Record<string, string>; endpoints: Array<{ uid: string; ip: string; serving?: boolean; terminating?: boolean; ready?: boolean; node?: string }> }): RawSlice {
+  const namespace = o.namespace ?? 'shop';
+  return {
+    metadata: { name, namespace, labels: { 'kubernetes.io/service-name': o.service ?? 'web', ...o.labels } },
+    addressType: o.family ?? 'IPv4',
+    ports: (o.ports ?? [[8080, 'TCP']]).map(([port, protocol]) => ({ port, protocol })),
+    endpoints: o.endpoints.map((e) => ({
+      addresses: [e.ip],
+      conditions: { ready: e.ready ?? ((e.serving ?? true) && !(e.terminating ?? false)), serving: e.serving ?? true, terminating: e.terminating ?? false },
+      nodeName: e.node ?? 'node-b',
+      targetRef: { kind: 'Pod', namespace, name: `pod-${e.uid}`, uid: e.uid },
+    })),
+  };
+}
+
+test('viewSlice: serving defaults to ready, ready to true; protocols lower-cased; the flow-pinning label', () => {
+  const v = viewSlice({ metadata: { name: 's', namespace: 'ns', labels: { 'kubernetes.io/service-name': 'svc', 'conndrain.io/flow-pinning': 'off' } }, ports: [{ port: 53, protocol: 'UDP' }, { port: null }], endpoints: [{ addresses: ['10.0.0.1'], conditions: { ready: false } }, { addresses: ['10.0.0.2'], conditions: {} }, { addresses: [] }] });
+  assert.equal(v.service, 'ns/svc');
+  assert.deepEqual(v.ports, [{ port: 53, protocol: 'udp' }]);
+  assert.deepEqual(v.endpoints.map((e) => [e.serving, e.terminating]), [[false, false], [true, false]]);
+  assert.equal(v.endpoints.length, 2, 'an endpoint without an address is dropped');
+  assert.equal(v.flowPinningOff, true);
+});
+
+test('merged per uid over several Services and both families; draining = terminating or not serving (never !ready)', () => {
+  const index = new EndpointIndex(() => true);
+  index.upsert(viewSlice(slice('web-a', { endpoints: [{ uid: 'u1', ip: '10.1.0.1' }] })));
+  index.upsert(viewSlice(slice('api-a', { service: 'api', ports: [[9090, 'TCP'], [53, 'UDP']], endpoints: [{ uid: 'u1', ip: '10.1.0.1' }] })));
+  index.upsert(viewSlice(slice('web-6', { family: 'IPv6', endpoints: [{ uid: 'u1', ip: 'FD00::1' }] })));
+  const m = index.merged('u1');
+  assert.deepEqual(m?.addresses, ['10.1.0.1', 'fd00::1']);
+  assert.deepEqual(m?.targets.map((t) => `${t.protocol}/${t.address}/${t.port}`).sort(), ['tcp/10.1.0.1/8080', 'tcp/10.1.0.1/9090', 'tcp/fd00::1/8080', 'udp/10.1.0.1/53']);
+  assert.equal(m?.draining, false);
+  // publishNotReadyAddresses: terminating but ready: draining all the same.
+  index.upsert(viewSlice(slice('api-a', { service: 'api', endpoints: [{ uid: 'u1', ip: '10.1.0.1', terminating: true, ready: true }] })));
+  assert.equal(index.merged('u1')?.draining, true);
+  assert.equal(index.merged('u1')?.terminating, true);
+  index.upsert(viewSlice(slice('api-a', { service: 'api', endpoints: [{ uid: 'u1', ip: '10.1.0.1', serving: false }] })));
+  assert.equal(index.merged('u1')?.draining, true);
+  assert.equal(index.merged('u1')?.terminating, false);
+});
+
+test('an endpoint moving between slices stays known; removal touches its uid; address holders counted', () => {
+  const index = new EndpointIndex(() => true);
+  index.upsert(viewSlice(slice('web-a', { endpoints: [{ uid: 'u1', ip: '10.1.0.1' }, { uid: 'u2', ip: '10.1.0.2' }] })));
+  index.upsert(viewSlice(slice('web-b', { endpoints: [{ uid: 'u2', ip: '10.1.0.2' }] })));
+  const touched = index.upsert(viewSlice(slice('web-a', { endpoints: [{ uid: 'u1', ip: '10.1.0.1' }] })));
+  assert.deepEqual([...touched].sort(), ['u1', 'u2']);
+  assert.ok(index.merged('u2') !== undefined, 'still in web-b');
+  assert.deepEqual([...(index.holdersOf('10.1.0.2')?.keys() ?? [])], ['u2']);
+  index.remove('shop/web-b');
+  assert.equal(index.merged('u2'), undefined);
+  assert.equal(index.holdersOf('10.1.0.2'), undefined);
+  assert.equal(index.endpointCount, 1);
+});
+
+test('slices of namespaces not opted in merge to nothing but their addresses still count as held', () => {
+  const opted = new Set(['shop']);
+  const index = new EndpointIndex((ns) => opted.has(ns));
+  index.upsert(viewSlice(slice('x', { namespace: 'other', endpoints: [{ uid: 'u9', ip: '10.9.0.9' }] })));
+  assert.equal(index.merged('u9'), undefined);
+  assert.ok(index.holdersOf('10.9.0.9') !== undefined);
+  opted.add('other');
+  assert.deepEqual([...index.uidsOfNamespace('other')], ['u9']);
+  assert.ok(index.merged('u9') !== undefined);
+});
