@@ -1,6 +1,6 @@
 /**
  * The conndrain contract: every label, annotation, hook kind and drain state name.
- * These names are fixed by the design (../shared/design.md); every other module reads
+ * These names are fixed by the contract (docs/design/contract.md); every other module reads
  * them from here and nowhere else.
  */
 

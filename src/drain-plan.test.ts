@@ -53,7 +53,7 @@ function run(steps: Array<{ at: number; pods: PodView[] }>, start: ReadonlyMap<s
 const states = (plan: Plan): Record<string, string> => Object.fromEntries([...plan.records.values()].map((r) => [r.key, r.state]));
 const kinds = (plan: Plan): string[] => plan.actions.map((a) => `${a.kind}:${a.key}${a.kind === 'release' ? `:${a.why}` : ''}${a.kind === 'skip-reused' ? `:${a.ip}` : ''}`).sort();
 
-test('the states of design.md, step by step, with a fake clock', () => {
+test('the states of the contract, step by step, with a fake clock', () => {
   const cases: Array<{ name: string; pod: PodView; at: number; state: string; reason: string }> = [
     { name: 'ready pod serves', pod: pod('a'), at: T0, state: 'serving', reason: 'ready' },
     { name: 'unready pod drains', pod: pod('a', { ready: false }), at: T0, state: 'draining', reason: 'not-ready' },

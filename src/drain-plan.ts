@@ -1,7 +1,7 @@
 /**
  * The drain plan: a pure function of (the pods the API shows, what the agent knew before,
  * now) giving each pod's drain state and what the agent must do about it. The states are
- * design.md's, the same on every node:
+ * the contract's (docs/design/contract.md), the same on every node:
  *
  *   serving  -> draining  (Ready false, or deletionTimestamp set)
  *   draining -> serving   (Ready again, not deleting: the agent stops interfering)

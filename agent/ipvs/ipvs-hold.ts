@@ -4,7 +4,7 @@
  *
  * - Weight 0 is set by EDITING the existing entry (`setDestinationWeight`), never by delete +
  *   re-add: in the `mh`/`sh` schedulers a weight-0 server keeps its Maglev lookup slots only
- *   when edited (design.md, net/netfilter/ipvs/ip_vs_mh.c).
+ *   when edited (docs/design/contract.md, net/netfilter/ipvs/ip_vs_mh.c).
  * - Every `sync()` (on each plan change and every hold interval) re-asserts: a held server
  *   whose weight the proxy reset is edited back to 0 (restore `weight`); one the proxy
  *   deleted is re-added at its ORIGINAL weight and then edited to 0, so the Maglev table is
