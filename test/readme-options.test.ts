@@ -1,5 +1,5 @@
 /**
- * The README's configuration tables are the option specs (src/config/), row for row: a flag,
+ * The configuration tables (docs/configuration.md) are the option specs (src/config/), row for row: a flag,
  * default or description changed in the code without the README fails here.
  */
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { AGENT_OPTIONS } from '../src/config/agent.js';
 import type { OptionSpec } from '../src/config/options.js';
 import { WEBHOOK_OPTIONS } from '../src/config/webhook.js';
 
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const readme = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
 
 /** The README row of one option: flag, environment variable, default, description. */
 function rowOf(spec: OptionSpec): string {
