@@ -171,9 +171,10 @@ export class EndpointsRunnable implements Runnable {
     const view = viewSlice(raw);
     this.sliceKeySet.add(view.key);
     this.options.sliceUpserted?.(raw);
-    const before = this.mergedOf([...this.index.uidsOfSlice(view.key), ...view.endpoints.map((e) => e.uid)]);
-    const touched = this.index.upsert(view);
-    this.apply(touched, before);
+    const changed = this.index.changedBy(view);
+    const before = this.mergedOf(changed);
+    this.index.upsert(view);
+    this.apply(changed, before);
   }
 
   private removeSlice(key: string): void {

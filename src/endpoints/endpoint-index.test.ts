@@ -69,3 +69,13 @@ test('slices of namespaces not opted in merge to nothing but their addresses sti
   assert.deepEqual([...index.uidsOfNamespace('other')], ['u9']);
   assert.ok(index.merged('u9') !== undefined);
 });
+
+test('a readiness flip in a big slice touches that endpoint only', () => {
+  const index = new EndpointIndex(() => true);
+  const many = Array.from({ length: 100 }, (_, i) => ({ uid: `u${i}`, ip: `10.2.0.${i}` }));
+  index.upsert(viewSlice(slice('big', { endpoints: many })));
+  const flipped = many.map((e, i) => (i === 42 ? { ...e, serving: false } : e));
+  assert.deepEqual([...index.changedBy(viewSlice(slice('big', { endpoints: flipped })))], ['u42']);
+  assert.deepEqual([...index.changedBy(viewSlice(slice('big', { endpoints: many.slice(1) })))], ['u0'], 'a removal');
+  assert.equal(index.changedBy(viewSlice(slice('big', { endpoints: many, ports: [[9090, 'TCP']] }))).size, 100, 'ports changed: all');
+});

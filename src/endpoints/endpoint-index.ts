@@ -54,6 +54,30 @@ export class EndpointIndex {
     return this.slicesOf.keys();
   }
 
+  /**
+   * The uids whose merged view an upsert of `slice` may change: those added, removed or changed
+   * in it (all of them when the slice's ports, Service or labels changed). A readiness flip in a
+   * slice of 100 endpoints touches one uid, not 100.
+   */
+  changedBy(slice: SliceView): Set<string> {
+    const before = this.slices.get(slice.key);
+    const out = new Set<string>();
+    if (before === undefined || before.service !== slice.service || before.flowPinningOff !== slice.flowPinningOff || !samePorts(before.ports, slice.ports)) {
+      for (const e of before?.endpoints ?? []) out.add(e.uid);
+      for (const e of slice.endpoints) out.add(e.uid);
+      return out;
+    }
+    const old = new Map<string, SliceEndpoint>();
+    for (const e of before.endpoints) old.set(e.uid, e);
+    for (const e of slice.endpoints) {
+      const was = old.get(e.uid);
+      old.delete(e.uid);
+      if (was === undefined || !sameEndpoint(was, e)) out.add(e.uid);
+    }
+    for (const uid of old.keys()) out.add(uid);
+    return out;
+  }
+
   /** Adds or replaces a slice; returns the uids whose merged view may have changed. */
   upsert(slice: SliceView): Set<string> {
     const touched = new Set<string>();
@@ -158,6 +182,15 @@ export class EndpointIndex {
     else byUid.delete(uid);
     if (byUid.size === 0) this.holders.delete(address);
   }
+}
+
+function samePorts(a: readonly SlicePort[], b: readonly SlicePort[]): boolean {
+  return a.length === b.length && a.every((p, i) => p.port === b[i]?.port && p.protocol === b[i]?.protocol);
+}
+
+function sameEndpoint(a: SliceEndpoint, b: SliceEndpoint): boolean {
+  return a.serving === b.serving && a.terminating === b.terminating && a.nodeName === b.nodeName && a.key === b.key
+    && a.addresses.length === b.addresses.length && a.addresses.every((x, i) => x === b.addresses[i]);
 }
 
 function targetsOf(e: SliceEndpoint, ports: readonly SlicePort[]): EndpointTarget[] {
