@@ -66,6 +66,8 @@ export class EndpointsRunnable implements Runnable {
   private readonly slices: RestartingListWatch<RawSlice>;
   private readonly namespaces: RestartingListWatch<NamespaceLike>;
   private deadlineTimer: { at: number; handle: TimerHandle } | undefined;
+  /** The decision after a resync (or its retry when the resync failed). */
+  private afterResync: TimerHandle | undefined;
   private freshening = false;
   private stopped = false;
   private announced = false;
@@ -123,6 +125,7 @@ export class EndpointsRunnable implements Runnable {
   async stop(): Promise<void> {
     this.stopped = true;
     this.deadlineTimer?.handle.cancel();
+    this.afterResync?.cancel();
     await Promise.all([this.slices.stop(), this.namespaces.stop()]);
   }
 
@@ -256,21 +259,20 @@ export class EndpointsRunnable implements Runnable {
         this.freshening = false;
         if (this.stopped) return;
         if (!applied) logger.info('endpoints: a decision by time is due but the EndpointSlices could not be listed again; it waits');
-        const handle = clock.setTimeout(() => this.decideDueAfterResync(applied), applied ? 0 : 1000);
-        this.deadlineTimer = { at: clock.now(), handle };
+        this.afterResync?.cancel();
+        this.afterResync = clock.setTimeout(() => {
+          this.afterResync = undefined;
+          if (applied) this.decide(clock.now());
+          else this.decideDue();
+        }, applied ? 0 : 1000);
       });
       return;
     }
     this.decide(now);
   }
 
-  private decideDueAfterResync(applied: boolean): void {
-    this.deadlineTimer = undefined;
-    if (applied) this.decide(this.options.clock.now());
-    else this.decideDue();
-  }
-
   private decide(now: number): void {
+    if (this.stopped) return;
     const flushes = this.planner.takeDue(now);
     for (const f of flushes) {
       this.options.metrics.endpointFlushes.inc({ scope: f.scope });
