@@ -140,3 +140,24 @@ test('a pod of another node deleted while no agent ran: its ghosts are gone with
     await agent.stop();
   }
 });
+
+test('a host-network pod of this node: held by its slice\'s port, flushed by it, the node address\'s other traffic untouched', async () => {
+  const NODE_IP = '192.168.60.1';
+  server.putPod(managedPod({ name: 'h1', nodeName: 'node-a', ips: [NODE_IP], uid: 'uid-h1', hostNetwork: true }));
+  const n = await nodeA([NODE_IP]);
+  try {
+    await n.ct.insertConntrackForTest([
+      { protocol: 'tcp', origSrc: '192.0.2.77', origDst: '10.96.0.10', replySrc: NODE_IP, dstPort: 80, replySrcPort: 8080, count: 2, state: 'ESTABLISHED', timeout: 1000, dnat: true },
+      { protocol: 'tcp', origSrc: '192.0.2.78', origDst: NODE_IP, replySrc: NODE_IP, dstPort: 10250, replySrcPort: 10250, count: 3, state: 'ESTABLISHED', timeout: 1000 },
+    ]);
+    server.modifyPod('shop', 'h1', (p) => markDeleting(p, 30));
+    await until('held at 0 by port', async () => (await weight(n.ipvs, SVC, NODE_IP)) === 0);
+    assert.equal(await weight(n.ipvs, OTHER_PORT_SVC, NODE_IP), 1, 'the node address on another port is not held');
+    server.deletePod('shop', 'h1');
+    await until('its service entries flushed', () => n.ct.entries().filter((e) => e.reply.srcPort === 8080).length === 0);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(n.ct.entries().filter((e) => e.original.dstPort === 10250).length, 3, 'the kubelet\'s connections stay');
+  } finally {
+    await n.agent.stop();
+  }
+});

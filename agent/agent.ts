@@ -61,7 +61,8 @@ export class Agent {
     const endpoints = this.endpoints = new EndpointsRunnable({
       kube, clock, logger, metrics, relistBackoffMaxMs: config.relistBackoffMaxMs, watchList: config.watchList,
       debounceMs: config.endpointDebounceMs, terminatingMaxMs: config.terminatingMaxMs, freshMs: config.viewFreshMs,
-      isLocalPod: (uid) => cache.has(uid) || planner.record(uid) !== undefined || recentLocal.has(uid),
+      // A host-network pod has no IP of its own for the pod watch to act on: its endpoints (by port) are the endpoint plan's, here too.
+      isLocalPod: (uid) => (cache.view(uid)?.ips.length ?? 0) > 0 || (planner.record(uid)?.ips.length ?? 0) > 0 || recentLocal.has(uid),
       sliceUpserted: (slice) => conntrack.sliceUpserted(slice),
       sliceRemoved: (key) => conntrack.sliceRemoved(key),
     });
@@ -137,7 +138,7 @@ export class Agent {
     pods.changes.subscribe((change) => {
       if (change.kind === 'remove' || change.prior === undefined || change.prior.ips.join() !== change.now.ips.join()) conntrack.ipsChanged();
       if (change.kind === 'remove') {
-        recentLocal.add(change.uid);
+        if (change.gone.view.ips.length > 0) recentLocal.add(change.uid);
         drain.podRemoved(change.gone);
       }
       plan.podChanged(change);
