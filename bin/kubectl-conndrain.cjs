@@ -2,6 +2,4 @@
 'use strict';
 // The kubectl plugin `kubectl conndrain` (cli/kubectl-plugin.ts; package.json "bin"): as
 // bin/conndrain.cjs, with the plugin's entry point (dist/cli/kubectl-main.js).
-if (!require('./fast-answers.cjs').answerFromTable('kubectl-main', process.argv.slice(2))) {
-  import('./conndrain.mjs?entry=kubectl-main');
-}
+import('./conndrain.mjs?entry=kubectl-main');

@@ -1,8 +1,8 @@
 /**
  * Help reads the same in a terminal of any width and with colors on or off (cli/help-width.ts):
- * the launcher answers `--help` from a table made with stdout a pipe (bin/fast-answers.cjs),
- * so what commander prints in a 200-column colour terminal must be that text. Without the
- * fixed width commander wraps at the terminal's width and the long descriptions differ.
+ * what commander prints in a 200-column colour terminal must be the text it prints into a
+ * pipe. Without the fixed width commander wraps at the terminal's width and the long
+ * descriptions differ.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,8 +1,7 @@
 /**
  * Help is wrapped at a fixed 80 columns, in a terminal of any width as into a pipe. Commander
  * would wrap at the terminal's width on a TTY; a fixed width makes `--help` the same text
- * everywhere, so the launcher can answer it from the table written at build time
- * (bin/fast-answers.cjs, scripts/build-cli.mjs) and print exactly what commander would.
+ * everywhere: in a terminal, in a pipe, in the docs and in the tests that compare them.
  */
 import type { Command } from 'commander';
 

@@ -24,7 +24,7 @@ COPY native/package.json native/binding.gyp native/tsconfig.json ./native/
 COPY native/scripts ./native/scripts
 # The postinstall's second step (scripts/build-cli.mjs) compiles the CLI; it skips here, where
 # the sources are not copied yet, and `npm run build` below compiles them.
-COPY scripts/build-cli.mjs scripts/fast-answers.mjs scripts/run-help-requests.mjs ./scripts/
+COPY scripts/build-cli.mjs ./scripts/
 COPY native/src ./native/src
 COPY native/lib ./native/lib
 RUN npm ci --no-audit --no-fund \

@@ -27,7 +27,7 @@ COPY agent ./agent
 COPY cli ./cli
 COPY native/lib ./native/lib
 # `npm run build` type-checks and bundles the CLI into dist/cli with scripts/build-cli.mjs.
-COPY scripts/build-cli.mjs scripts/fast-answers.mjs scripts/run-help-requests.mjs ./scripts/
+COPY scripts/build-cli.mjs ./scripts/
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 

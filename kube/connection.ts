@@ -5,7 +5,7 @@
  * KubeConnection is asked for (the agent's own requests, list and watch, use node:http(s)).
  *
  * Why a lean one: importing the library's KubeConfig evaluates every generated API client and
- * model of the library (+73 MB RSS on node 20, measured with bench/agent's build). `LeanKubeConnection` covers what a DaemonSet uses: the in-cluster service
+ * model of the library (its RSS cost: docs/design/agent.md). `LeanKubeConnection` covers what a DaemonSet uses: the in-cluster service
  * account (token file re-read as it rotates, CA file) and kubeconfig files with a token or
  * token file, basic auth, client certificate, CA, `insecure-skip-tls-verify`,
  * `tls-server-name`. Anything else (exec plugins, auth providers, proxies) loads the library's

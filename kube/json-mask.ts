@@ -1,8 +1,8 @@
 /**
  * A field mask (src/field-mask.ts) applied to the bytes of one JSON value before JSON.parse:
  * the result is the JSON text of the same value with, inside objects at masked positions,
- * only the kept keys. So a 6 KB pod of which the agent reads a dozen fields is parsed from a
- * few hundred bytes, and its managedFields, containers, volumes... are never built as strings
+ * only the kept keys. So a pod of which the agent reads a dozen fields is parsed from a small
+ * fraction of its bytes, and its managedFields, containers, volumes... are never built as strings
  * or objects (they are only scanned).
  *
  * Exact: `JSON.parse(apply(text))` equals the full parse with the mask applied (test:

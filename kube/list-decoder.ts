@@ -1,9 +1,9 @@
 /**
  * A streaming decoder of a Kubernetes list response (`{"kind":..,"metadata":{..},"items":[..]}`):
  * fed the body chunk by chunk, it hands out each element of `items` as soon as its last byte
- * arrived, parsed on its own, and keeps the top-level `metadata`. So a list of 150,000 pods of
- * 6 KB (900 MB of JSON from the watch cache, which ignores `limit`) never sits in memory
- * whole: the peak is one chunk plus one item.
+ * arrived, parsed on its own, and keeps the top-level `metadata`. So a list of every pod of a
+ * large cluster (from the watch cache, which ignores `limit`; sizes in docs/scale.md) never
+ * sits in memory whole: the peak is one chunk plus one item.
  *
  * It is a tokenizer of JSON structure only (strings, escapes, nesting); what it hands out is
  * parsed by JSON.parse, so malformed items are errors, never partial objects. Bounded: an

@@ -58,8 +58,8 @@ export interface ListWatchHandlers<T> {
   fellBack?(why: string): void;
   /**
    * The keys the handler holds now (what a relist compares against). Given, the list/watch
-   * keeps no set of keys of its own: at 150,000 pods that set was 5 MB beside the store's
-   * own index of the same keys.
+   * keeps no set of keys of its own: at cluster scale that second set of the same keys beside
+   * the store's own index was a visible share of the heap (docs/scale.md).
    */
   keys?(): Iterable<string>;
 }

@@ -2,7 +2,8 @@
  * Builds the agent's KubeConnection: from a kubeconfig file, or in-cluster from the service
  * account (server from KUBERNETES_SERVICE_HOST/PORT, handed in by the config loader). A
  * kubeconfig user the lean connection does not speak (exec plugin, auth provider) or a proxy
- * loads `@kubernetes/client-node`'s full KubeConfig instead (lazily: it costs ~73 MB RSS).
+ * loads `@kubernetes/client-node`'s full KubeConfig instead (lazily: its RSS cost is in
+ * docs/design/agent.md).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';

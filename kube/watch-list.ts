@@ -59,7 +59,7 @@ export class InitialEvents {
   /**
    * Keys of the objects the initial events carried (the keys a relist would have seen), kept
    * only when something was held before (`track`): the first sync has nothing to remove, and
-   * at 150,000 pods the set would be 5 MB at the memory peak.
+   * at cluster scale the set would add to the memory peak (docs/scale.md).
    */
   readonly seen: Set<string> | undefined;
   private endedValue = false;

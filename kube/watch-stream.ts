@@ -4,8 +4,8 @@
  * newline arrived. `onDone` is called once: `null` when the server ended the stream (its
  * `timeoutSeconds`), else the error (a non-2xx answer carries its `statusCode`, 410 included).
  *
- * Why not `@kubernetes/client-node`'s `Watch`: it loads node-fetch and whatwg-url (~11 MB RSS
- * in the agent at start, measured with bench/scale), and turns every chunk into a string
+ * Why not `@kubernetes/client-node`'s `Watch`: it loads node-fetch and whatwg-url (RSS on
+ * every node: docs/design/agent.md, docs/scale.md), and turns every chunk into a string
  * before splitting lines. Here lines are split as bytes and decoded once each.
  *
  * Bounded: a line over `maxLineBytes` or one that is not JSON ends the watch with a clear

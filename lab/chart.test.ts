@@ -67,7 +67,7 @@ test('renderChartSvg draws each series through its points, in order, scaled to t
 });
 
 test('the ghost chart of the committed results shows both runs in both panels', async () => {
-  const file = JSON.parse(readFileSync(new URL('./results/ghost.json', import.meta.url), 'utf8')) as { result: GhostResult };
+  const file = JSON.parse(readFileSync(new URL('../docs/lab-results/ghost.json', import.meta.url), 'utf8')) as { result: GhostResult };
   const svg = await renderChartSvg(ghostChart(file.result));
   // UDP and TCP panels, each with the run without (red) and with (blue) conndrain
   const lines = [...svg.matchAll(/<path ([^>]*)\/>/g)].map((match) => match[1] ?? '').filter((a) => !a.includes('transform='));

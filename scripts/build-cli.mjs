@@ -6,10 +6,7 @@
 //      splitting, so `conndrain --help` reads dist/cli/main.js and one shared chunk, and each
 //      command's module and implementation is a chunk of its own, loaded when it runs
 //      (cli/lazy-command.ts). commander is bundled; the other packages stay in node_modules
-//      (netlink-native loads its addon from its package; pino starts workers from its files);
-//   3. writes the table of help and version answers beside the bundle (scripts/fast-answers.mjs:
-//      dist/cli/<entry>.answers.json), which the launcher bin/conndrain.cjs prints from without
-//      loading the bundle.
+//      (netlink-native loads its addon from its package; pino starts workers from its files).
 // Runs after native/scripts/build.mjs, which compiles netlink-native's lib/ -> native/dist that
 // the type-check reads. Skipped, with a line saying why, where there is nothing to build: a
 // layer of an image that copied only the package files (the images run `npm run build`
@@ -92,20 +89,10 @@ try {
   console.error('conndrain: esbuild could not bundle the CLI');
   process.exit(1);
 }
-// Without the table the CLI is the same, only its help and version answers are slower.
-let answers = 'none';
-try {
-  const external = Object.keys(dependencies).filter((name) => !BUNDLED.has(name));
-  const { writeFastAnswers } = await import('./fast-answers.mjs');
-  const counts = await writeFastAnswers({ esbuild, root, dir: staging, external, banner: REQUIRE_BANNER });
-  answers = Object.entries(counts).map(([entry, count]) => `${entry} ${count}`).join(', ');
-} catch (error) {
-  console.error(`conndrain: no table of help answers (help goes through the CLI): ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
-}
 rmSync(outdir, { recursive: true, force: true });
 renameSync(staging, outdir);
 // What tsc emitted here before the CLI was bundled (dist/src, dist/webhook, ...): never run again.
 if (outdir === join(root, 'dist', 'cli')) {
   for (const former of ['src', 'kube', 'webhook', 'agent']) rmSync(join(root, 'dist', former), { recursive: true, force: true });
 }
-console.log(`conndrain: CLI built into ${outdir} (help and version answers: ${answers})`);
+console.log(`conndrain: CLI built into ${outdir}`);

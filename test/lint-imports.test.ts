@@ -1,8 +1,11 @@
 /**
  * The import rules of eslint.config.js, run on small sources placed in each layer: production
  * code never imports test/, lab/ or bench/; components never import cli/ (no exception); kube/
- * imports no component and no native code; src/ takes nothing from the components and only
- * types from `netlink-native/types`; tests may import anything.
+ * imports no component and no native code; the agent does not import the webhook; native/lib
+ * imports nothing outside native/; src/ takes nothing from the components, does no I/O, builds
+ * no logger (src/logging.ts excepted) and takes only types from `netlink-native/types`; tests
+ * may import anything. And each file is matched by one import-rule block only (a later block
+ * would silently replace an earlier one's list).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -17,6 +20,9 @@ const importRules: Linter.Config[] = [
   { files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, plugins: { '@typescript-eslint': tseslint.plugin } },
   ...config.filter((block) => block.rules?.[RULE] !== undefined).map((block) => ({ ...block, rules: { [RULE]: block.rules?.[RULE] } })),
 ];
+
+/** The import-rule blocks of the project's config, each on its own. */
+const importBlocks = config.filter((block) => block.rules?.[RULE] !== undefined);
 
 const eslint = new ESLint({ cwd: new URL('..', import.meta.url).pathname, overrideConfigFile: true, overrideConfig: importRules, ignore: false });
 
@@ -102,5 +108,56 @@ describe('the import rules (eslint.config.js)', () => {
     assert.deepEqual(await rejectedLines('agent/ipvs/flowpin/x.ts', "import { IpvsHold } from '../ipvs-hold.js';\nimport { PodsRunnable } from '../../pods/pods-runnable.js';\n"), [2]);
     assert.deepEqual(await rejectedLines('agent/agent.ts', "import { PodsRunnable } from './pods/pods-runnable.js';\n"), [], 'agent.ts composes the capabilities');
     assert.deepEqual(await rejectedLines('agent/drain/x.test.ts', "import { PodCache } from '../pods/pod-cache.js';\n"), [], 'tests may reach any file');
+  });
+
+  it('keep native/lib (netlink-native) to itself: nothing from outside native/', async () => {
+    const source = [
+      "import { DRAIN_API_PREFIX } from '../../src/contract.js';",
+      "import { kubeRequest } from '../../kube/request.js';",
+      "import { Agent } from '../../agent/agent.js';",
+      "import { startWebhookServer } from '../../webhook/server.js';",
+      "import { CliExit } from '../../cli/exit.js';",
+      "import type { PodCache } from '../../agent/pods/pod-cache.js';",
+      "import type { IpvsApi } from './types.js';",
+      "import { readFileSync } from 'node:fs';",
+    ].join('\n');
+    assert.deepEqual(await rejectedLines('native/lib/x.ts', `${source}\n`), [1, 2, 3, 4, 5, 6]);
+  });
+
+  it('keep the agent beside the webhook: no import of webhook/ from any agent folder (tests excepted)', async () => {
+    const source = "import { startWebhookServer } from '../webhook/server.js';\nimport { kubeRequest } from '../kube/request.js';\n";
+    assert.deepEqual(await rejectedLines('agent/x.ts', source), [1]);
+    assert.deepEqual(await rejectedLines('agent/drain/x.ts', source.replaceAll("'../", "'../../")), [1]);
+    assert.deepEqual(await rejectedLines('agent/ipvs/flowpin/x.ts', "import type { Logger } from '../../../webhook/x.js';\n"), [1]);
+    assert.deepEqual(await rejectedLines('agent/x.test.ts', source), []);
+  });
+
+  it('keep src/ free of I/O modules, bare or node:, of the logger, and of node:crypto but X509Certificate', async () => {
+    const io = ['fs', 'fs/promises', 'net', 'http', 'https', 'child_process', 'os', 'tls', 'dgram', 'worker_threads'];
+    const source = [...io.map((name) => `import * as a from '${name}';`), ...io.map((name) => `import * as b from 'node:${name}';`), "import { pino } from 'pino';", "import { createHash } from 'node:crypto';", "import { randomUUID } from 'crypto';", "import { X509Certificate } from 'node:crypto';", "import { X509Certificate as C } from 'crypto';", "import { parseDuration } from './duration.js';"];
+    const rejected = source.map((_, index) => index + 1).slice(0, io.length * 2 + 3);
+    assert.deepEqual(await rejectedLines('src/x.ts', `${source.join('\n')}\n`), rejected);
+    assert.deepEqual(await rejectedLines('src/check/x.ts', "import { pino } from 'pino';\nimport { hostname } from 'node:os';\n"), [1, 2]);
+    assert.deepEqual(await rejectedLines('src/x.test.ts', "import { hostname } from 'node:os';\nimport { pino } from 'pino';\n"), [1, 2], 'src/ tests keep the purity rules');
+    assert.deepEqual(await rejectedLines('src/logging.ts', "import { pino } from 'pino';\nimport { readFileSync } from 'node:fs';\nimport { a } from '../test/x.js';\n"), [2, 3], 'the logger factory: pino only, until it moves out of src/');
+  });
+
+  it('give each file one import-rule block: a second would silently replace the first one\'s list', async () => {
+    const files = [
+      'webhook/x.ts', 'webhook/http/x.test.ts', 'kube/x.ts', 'kube/x.test.ts', 'agent/x.ts', 'agent/agent.ts', 'agent/drain/x.ts', 'agent/ipvs/flowpin/x.ts',
+      'agent/drain/x.test.ts', 'native/lib/x.ts', 'cli/x.ts', 'cli/commands/x.ts', 'src/x.ts', 'src/check/x.ts', 'src/x.test.ts', 'src/logging.ts',
+    ];
+    const cwd = new URL('..', import.meta.url).pathname;
+    const alone = importBlocks.map((block) => new ESLint({ cwd, overrideConfigFile: true, overrideConfig: [importRules[0] as Linter.Config, block], ignore: false }));
+    for (const file of files) {
+      const matching: number[] = [];
+      for (const [index, linter] of alone.entries()) {
+        const computed = (await linter.calculateConfigForFile(file)) as Linter.Config | undefined;
+        if (computed?.rules?.[RULE] !== undefined) matching.push(index);
+      }
+      // A production file has its layer's one block; a test outside src/ and webhook/ has none (tests may import anything).
+      const expected = file.endsWith('.test.ts') && !file.startsWith('src/') && !file.startsWith('webhook/') ? 0 : 1;
+      assert.equal(matching.length, expected, `${file}: matched by import-rule blocks [${matching.join(', ')}]`);
+    }
   });
 });

@@ -124,9 +124,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   });
   // /mutate is the hot path: the API server calls it for every pod creation in opted-in
   // namespaces. Express's routing and req/res decoration cost more CPU per request than the
-  // whole bare node:https answer (bench/webhook: GET /healthz through Express 306 us vs 81 us
-  // CPU for the bare server on this machine), which alone puts the 0.7x throughput goal out
-  // of reach. So /mutate (with any query string: the API server appends ?timeout=10s) is
+  // whole bare node:https answer, which alone puts the throughput goal out of reach
+  // (bench/webhook; the figures and their command: docs/benchmarks.md). So /mutate (with any query string: the API server appends ?timeout=10s) is
   // answered by the same handler straight from node:https; Express serves everything else.
   const isMutate = (req: IncomingMessage): boolean => req.url === '/mutate' || req.url?.startsWith('/mutate?') === true;
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {

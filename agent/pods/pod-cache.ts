@@ -11,11 +11,11 @@
  *   gone: a float (NaN when not deleting);
  * - one IPv4 address (the common case) as a 32-bit integer, anything else as a list;
  * - indexes: uid -> slot, drain id -> slots, IPv4 -> slots: open-addressing tables of slots in
- *   Int32Arrays (slot-table.ts: ~5 bytes a pod each where a JS Map took ~48); the IPs of pods
- *   with anything but one IPv4 address in a Map (multi-index.ts).
+ *   Int32Arrays (slot-table.ts: a few bytes a pod each, a fraction of a JS Map's entry); the
+ *   IPs of pods with anything but one IPv4 address in a Map (multi-index.ts).
  *
- * At 150,000 pods the Maps of the indexes were 26 MB of the agent's 66 MB of live heap (heap
- * snapshot after bench/scale's list); the slot tables are ~3 MB.
+ * At cluster scale JS Maps for the indexes were a large share of the agent's live heap (the
+ * heap snapshots and their command: docs/scale.md, "The store's indexes").
  *
  * The per-slot columns grow by pages of 4,096 slots (paged-column.ts). Slots of removed pods
  * are reused, so churn does not grow it. The answers (`get`, `byDrain`,

@@ -146,7 +146,7 @@ export const STATE_WRITE_GAP_MS = 250;
  * so callers awaiting it know their change is on disk; bursts become one write. Writes start
  * at least `minGapMs` apart: during a rollout the state changes with nearly every watch event,
  * and writing back to back (serialize, write, fsync, rename, directory fsync) was the agent's
- * largest CPU cost in bench/scale (14 % of a core at 200 pod events a second). A first change
+ * largest CPU cost in bench/scale (docs/scale.md, "Then the state file"). A first change
  * after a quiet period is written at once; the changes of the next `minGapMs` go in one write.
  */
 export class StateWriter {

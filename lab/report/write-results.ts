@@ -4,8 +4,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderChartSvg, type ChartSpec } from '../chart/line-chart.js';
 
-/** Where committed results live (`conndrain lab` writes here unless told otherwise). */
+/** Where `conndrain lab` writes unless told otherwise: ignored by git, so a run leaves the tree clean. */
 export const DEFAULT_RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
+
+/** The sample results the docs show (docs/lab-results), written only when recorded on purpose. */
+export const SAMPLE_RESULTS_DIR = fileURLToPath(new URL('../../docs/lab-results/', import.meta.url));
 
 export interface ScenarioReport {
   scenario: string;

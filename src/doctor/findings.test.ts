@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { diagnose, hasProblem, parseConntrackStat, sumMetric, type DoctorReadings, type Finding } from '../../src/doctor/index.js';
+import { diagnose, hasProblem, parseConntrackStat, sumMetric, type DoctorReadings, type Finding } from './index.js';
 
 const healthy: DoctorReadings = {
   conntrackCount: 100,
