@@ -155,19 +155,23 @@ class Child {
     });
     proc.stderr.pipe(process.stderr);
   }
+  /** The line `ev` (rejects if the child exits first, or after `timeoutMs`). */
   waitFor(ev: string, timeoutMs: number): Promise<Line> {
     const seen = this.lines.find((l) => l.ev === ev);
     if (seen !== undefined) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${ev} in ${timeoutMs} ms`)), timeoutMs);
-      this.waiters.push({ ev, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+      const onExit = (code: number | null, signal: string | null): void => (clearTimeout(timer), reject(new Error(`the child exited (code ${String(code)}, signal ${String(signal)}) before ${ev}`)));
+      const timer = setTimeout(() => (this.proc.off('exit', onExit), reject(new Error(`no ${ev} in ${timeoutMs} ms`))), timeoutMs);
+      if (this.proc.exitCode !== null || this.proc.signalCode !== null) return onExit(this.proc.exitCode, this.proc.signalCode);
+      this.proc.once('exit', onExit);
+      this.waiters.push({ ev, resolve: (l) => (clearTimeout(timer), this.proc.off('exit', onExit), resolve(l)) });
     });
   }
   send(obj: unknown): void {
     this.proc.stdin.write(`${JSON.stringify(obj)}\n`);
   }
   async end(): Promise<void> {
-    if (this.proc.exitCode !== null) return;
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
     const exited = new Promise((r) => this.proc.once('exit', r));
     this.proc.stdin.end();
     await exited;
@@ -358,7 +362,13 @@ try {
   for (const mix of MIXES) {
     for (const pods of SIZES) {
       const before = loadavg()[0]?.toFixed(1) ?? '';
-      const r = await runOne(pods, mix, dir, main);
+      let r: Result;
+      try {
+        r = await runOne(pods, mix, dir, main);
+      } catch (error) {
+        console.log(`  ${pods} pods, ${mix}: FAILED (load average ${load()}): ${(error as Error).message}`);
+        continue;
+      }
       results.push(r);
       loads.push(`${before} / ${loadavg()[0]?.toFixed(1) ?? ''}`);
       console.log(`  ${pods} pods, ${mix} done (load average ${load()})`);
@@ -405,7 +415,8 @@ try {
   printBytesSent(results);
   if (SIZES.length === 2) {
     for (const mix of MIXES) {
-      const [a, b] = SIZES.map((pods) => results.find((r) => r.mix === mix && r.pods === pods)) as [Result, Result];
+      const [a, b] = SIZES.map((pods) => results.find((r) => r.mix === mix && r.pods === pods));
+      if (a === undefined || b === undefined) continue;
       const perEvent = (r: Result): number => r.churnCpuS / r.churnEvents;
       console.log(`${mix}: CPU per pod event at ${b.pods} / at ${a.pods} pods: ${(perEvent(b) / perEvent(a)).toFixed(2)}x`);
     }
