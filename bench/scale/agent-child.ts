@@ -1,11 +1,16 @@
 /**
  * Child of bench/scale/run.ts, run compiled with plain node (as the image runs the agent):
  * the real Agent against the API stand-in, with the in-memory IPVS and conntrack stand-ins
- * (native/lib/memory-*.ts). The IPVS table has `argv[5]` real servers (the pods the churn
- * drains) over 2,000 services; in a soak (`argv[6]` = PODS:PLACES) also the servers of the
- * second IP bank. Prints JSON lines: `ports`, `ready` (with the time), then one
- * line when a pod IP's last held server reaches weight 0 (`weight0`) and for each conntrack
- * flush (`flush`, its addresses). Stops (writing its state file) when stdin closes.
+ * (native/lib/memory-*.ts; the conntrack stand-in's event index too, as `--conntrack-events`
+ * is on in the DaemonSet). argv: KUBECONFIG STATE_FILE SPEC, SPEC a JSON object:
+ * - `pods`: the cluster's pod count (the places of this node's pods follow from it);
+ * - `bank1`, `bank2`: the IPVS table has a real server for the pods at places [0, bank1) with
+ *   their first IP (podIp(place)) and at places [0, bank2) with their second (podIp(pods +
+ *   place)); this node's pods have both (the mixes drain them and replace them);
+ * - `flags`: the agent's flags (camelCase, as the DaemonSet's container args give them).
+ * Prints JSON lines: `ports`, `ready` (with the time), then one line when a pod IP's last held
+ * server reaches weight 0 (`weight0`) and for each conntrack flush (`flush`, its addresses).
+ * Stops (writing its state file) when stdin closes.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -20,36 +25,43 @@ import { DEFAULT_FLOW_TIMEOUTS } from '../../agent/drain/flows.js';
 import { loadKubeConnection } from '../../kube/load.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { memoryNetlink } from '../agent/stand-ins.js';
-import { AGENT_NODE, podIp, serviceAddress, wallMs } from './cluster.js';
+import { AGENT_NODE, podIp, podNode, serviceAddress, wallMs } from './cluster.js';
 
-const [kubeconfig = '', stateFile = '', heldText = '0', soakBank = ''] = process.argv.slice(2);
+interface Spec {
+  pods: number;
+  bank1: number;
+  bank2: number;
+  flags: Record<string, string>;
+}
+const [kubeconfig = '', stateFile = '', specText = '{}'] = process.argv.slice(2);
+const spec = JSON.parse(specText) as Spec;
 const say = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 
 const ipvs = new MemoryIpvs();
 const services = new Set<string>();
-for (let i = 0; i < Number(heldText); i++) {
-  const key = { family: 4 as const, protocol: 'tcp' as const, address: serviceAddress(i), port: 80 };
+/** Each server's IPVS service, for kube-proxy's part below. */
+const serviceOf = new Map<string, { family: 4; protocol: 'tcp'; address: string; port: number }>();
+async function addServer(place: number, address: string): Promise<void> {
+  if (serviceOf.has(address)) return;
+  const key = { family: 4 as const, protocol: 'tcp' as const, address: serviceAddress(place), port: 80 };
   if (!services.has(key.address)) {
     services.add(key.address);
     await ipvs.addService({ key, scheduler: 'mh' });
   }
-  await ipvs.addDestination(key, { address: podIp(i), port: 8080, weight: 1 });
+  await ipvs.addDestination(key, { address, port: 8080, weight: 1 });
+  serviceOf.set(address, key);
 }
-// A soak (`PODS:PLACES`) also drains the pods of IP bank 2 (podIp(PODS + place)): their servers, in the same services.
-const serviceOf = new Map<string, { family: 4; protocol: 'tcp'; address: string; port: number }>();
-if (soakBank !== '') {
-  const [offset = 0, places = 0] = soakBank.split(':').map(Number);
-  for (let p = 0; p < places; p++) {
-    const key = { family: 4 as const, protocol: 'tcp' as const, address: serviceAddress(p), port: 80 };
-    await ipvs.addDestination(key, { address: podIp(offset + p), port: 8080, weight: 1 });
-    serviceOf.set(podIp(p), key);
-    serviceOf.set(podIp(offset + p), key);
-  }
+for (let p = 0; p < spec.bank1; p++) await addServer(p, podIp(p));
+for (let p = 0; p < spec.bank2; p++) await addServer(p, podIp(spec.pods + p));
+for (let p = 0; p < spec.pods; p++) {
+  if (podNode(p, spec.pods) !== AGENT_NODE) continue;
+  await addServer(p, podIp(p));
+  await addServer(p, podIp(spec.pods + p));
 }
 /**
- * kube-proxy's part in a soak, where IPs are handed out again: a gone pod's real server is
- * deleted, and added again (weight 1) for the next pod that gets its IP. Done together, a second
- * after the pod's flush (the next pod with the IP comes a whole pass of the rollout later).
+ * kube-proxy's part: a gone pod's real server is deleted, and added again (weight 1) for the
+ * next pod that gets its IP. Done together, a second after the pod's flush (the mixes reuse an
+ * IP many seconds later).
  */
 function proxyReplaces(addresses: readonly string[]): void {
   setTimeout(() => {
@@ -64,7 +76,8 @@ function proxyReplaces(addresses: readonly string[]): void {
 // The stand-in records every IPVS operation for tests; here that record would grow with the run and count as the agent's memory.
 setInterval(() => (ipvs.history.length = 0), 5000).unref();
 const ct = new MemoryConntrack();
-const netlink = memoryNetlink(ct, ipvs);
+// The conntrack event index (--conntrack-events, on in the DaemonSet): the stand-in's, over the same table.
+const netlink = { ...memoryNetlink(ct, ipvs), openConntrackEvents: (o?: Parameters<MemoryConntrack['openConntrackEvents']>[0]) => ct.openConntrackEvents(o) };
 const zeroed = new Set<string>();
 const observe = (address: string, weight: number): void => {
   if (weight === 0 && !zeroed.has(address)) {
@@ -98,19 +111,31 @@ netlink.listDestinations = (service) => {
   ipvsCalls.dumps += 1;
   return listDestinations(service);
 };
+// Other nodes' gone endpoints are flushed by their slices' targets (agent/conntrack/target-flush.ts): one table pass
+// (listConntrack with the protocols) then exact deletes of what it found. The table is empty here: the pass is the flush.
+const listConntrack = netlink.listConntrack.bind(netlink);
+netlink.listConntrack = async (o) => {
+  const result = await listConntrack(o);
+  if (o?.protocols !== undefined && o.addresses !== undefined) {
+    say({ ev: 'flush', addresses: o.addresses, t: wallMs(), by: 'targets' });
+    proxyReplaces(o.addresses);
+  }
+  return result;
+};
 const deleteConntrack = netlink.deleteConntrack.bind(netlink);
 netlink.deleteConntrack = async (o) => {
   const result = await deleteConntrack(o);
   say({ ev: 'flush', addresses: o.addresses, t: wallMs() });
-  if (serviceOf.size > 0) proxyReplaces(o.addresses);
+  proxyReplaces(o.addresses);
   return result;
 };
 
-const config = loadAgentConfig({ flags: { nodeName: AGENT_NODE, kubeconfig, stateFile, logLevel: 'warn', janitor: 'false', flowPinning: 'false', conntrackEvents: 'false' }, env: {} });
+// The DaemonSet's flags, with this process's node, API and state file; flow pinning off (it needs nftables, which the stand-ins do not have).
+const config = loadAgentConfig({ flags: { ...spec.flags, nodeName: AGENT_NODE, kubeconfig, stateFile, flowPinning: 'false' }, env: {} });
 if (!config.ok) throw new Error(config.error.join('; '));
 const agent = new Agent({
   config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', metricsSecure: false, probesPort: 0, drainAddress: '127.0.0.1' },
-  logger: pino({ level: 'warn' }),
+  logger: pino({ level: config.value.logLevel }),
   netlink,
   kube: await loadKubeConnection({ kubeconfig }),
   flowTimeouts: DEFAULT_FLOW_TIMEOUTS,

@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { FakeApiServer, type JsonObject } from '../../test/apiserver/server.js';
 import { managedPod, markDeleting, setReady } from '../../test/apiserver/pods.js';
 import { fatPod } from '../agent/fat-pod.js';
-import { AGENT_NODE, podDrainId, podIp, podName, podNamespace, podNode, podUid, wallMs } from './cluster.js';
+import { AGENT_NODE, IP_CHURN_PLACES, LOCAL_EVERY, STORM_FLIP_PLACES, podDrainId, podIp, podName, podNamespace, podNode, podUid, wallMs } from './cluster.js';
 import { appOf, checkServiceCount, putServices } from './services.js';
 import { startKubeProxyClient } from './kube-proxy-client.js';
 
@@ -59,7 +59,11 @@ api.writeKubeconfig(kubeconfig);
 say({ ev: 'ready', pods: PODS, services: SERVICES, slices: api.listEndpointSlices().length });
 
 interface Churn {
+  /** `rollout` (a rolling update with a flip every `flipEvery` replacements), `readiness-storm`, `ip-churn`. */
+  mix: Mix;
   rate: number;
+  /** Stop queueing new steps after this many seconds (the steps under way finish). */
+  seconds: number;
   rollout: number;
   /** Soak: replace the first `rollout` places over and over, for this long. */
   soakSeconds?: number;
@@ -67,6 +71,8 @@ interface Churn {
   graceSeconds: number;
   drainPort: number;
 }
+
+type Mix = 'rollout' | 'readiness-storm' | 'ip-churn';
 
 /** A preStop call for a local pod being deleted: its answer's status (never 404 for a known pod). */
 function drainCall(port: number, i: number): void {
@@ -83,68 +89,160 @@ function drainCall(port: number, i: number): void {
   req.end();
 }
 
+/** The places of the agent's node's pods. */
+function localPlaces(): number[] {
+  const out: number[] = [];
+  for (let p = 0; p < PODS; p++) if (podNode(p, PODS) === AGENT_NODE) out.push(p);
+  return out;
+}
+
 /**
- * The rollout: each replacement is four pod events (the new pod ADDED unready, then Ready;
- * the old one deleting, then DELETED after its grace), one in `flipEvery` steps also flips a
- * pod not in the rollout unready and (2 s later) Ready again; `rate` events a second.
+ * The churn: steps queued and run at `rate` pod events a second.
  *
- * A soak (`soakSeconds`) replaces the first `rollout` places again and again until its time
- * is up: generation g of place p is pod p + g * PODS (its own name, uid and drain id), with
- * the IP of bank g % 2 (podIp(p) or podIp(PODS + p)), as a node's CIDR hands IPs out again.
+ * - `rollout`: each replacement is four pod events (the new pod ADDED unready, then Ready; the
+ *   old one deleting, then DELETED after its grace), one in `flipEvery` steps also flips a pod not
+ *   in the rollout unready and (2 s later) Ready again. A soak (`soakSeconds`) replaces the first
+ *   `rollout` places again and again until its time is up: generation g of place p is pod p + g *
+ *   PODS (its own name, uid and drain id), with the IP of bank g % 2 (podIp(p) or podIp(PODS + p)).
+ * - `readiness-storm`: per replacement (four events, the new pod on a new IP) four readiness
+ *   flips (two events each: unready, Ready 2 s later): two thirds of the events are flips.
+ * - `ip-churn`: replacements only, the new pod on the IP its place's pod had two generations
+ *   before (gone ~20 s earlier), as a node's CIDR hands IPs out again.
+ *
+ * In the last two, one step in LOCAL_EVERY concerns one of the agent's node's ~30 pods (a
+ * storm replaces each of them at most once, then flips them), the others pods elsewhere.
  */
 async function churn(c: Churn): Promise<void> {
   const queue: Array<() => void> = [];
   const started = wallMs();
+  const startBytes = api.bytesSent();
+  say({ ev: 'churn-start', bytesSent: startBytes });
   let events = 0;
   let timers = 0;
   const at = (delayMs: number, fn: () => void): void => {
     timers += 1;
     setTimeout(() => {
       timers -= 1;
-      queue.unshift(fn); // due now: ahead of the rollout's next steps (a DELETED comes at the end of its grace)
+      queue.unshift(fn); // due now: ahead of the next steps (a DELETED comes at the end of its grace)
     }, delayMs);
   };
   const ipOf = (place: number, generation: number): string => podIp(place + (generation % 2) * PODS);
-  const generations = new Int32Array(c.rollout);
-  // The places flipped: those after the rollout's, as many as one pass of the rollout flips (the agent's IPVS holds servers for them).
-  const flipPlaces = Math.max(1, Math.min(PODS - c.rollout, Math.ceil(c.rollout / c.flipEvery)));
-  let flips = 0;
-  let k = 0;
-  /** Queues the next replacement's steps; false when the churn has none left. */
-  const queueNext = (): boolean => {
-    if (c.soakSeconds === undefined ? k >= c.rollout : wallMs() - started >= c.soakSeconds * 1000) return false;
-    const place = k % c.rollout;
-    const gen = generations[place] as number;
-    generations[place] = gen + 1;
-    const oldI = place + gen * PODS;
-    const newI = place + (gen + 1) * PODS;
-    const oldIp = ipOf(place, gen);
+  const generations = new Map<number, number>();
+  const gen = (place: number): number => generations.get(place) ?? 0;
+  /** Places with a step under way (a flip not yet back, a replacement not yet done): not chosen again. */
+  const busy = new Set<number>();
+  const timeUp = (): boolean => wallMs() - started >= (c.soakSeconds ?? c.seconds) * 1000;
+
+  /** Replaces the pod at `place` by its next generation: four events. `newIp`: the next generation's IP (by default its bank's). */
+  const replace = (place: number, newIp?: string): void => {
+    busy.add(place);
+    const g = gen(place);
+    generations.set(place, g + 1);
+    const oldI = place + g * PODS;
+    const newI = place + (g + 1) * PODS;
+    const oldIp = ipOf(place, g);
     const local = podNode(place, PODS) === AGENT_NODE;
-    queue.push(() => api.putPod(smallPod(newI, place, false, ipOf(place, gen + 1))));
+    queue.push(() => api.putPod(smallPod(newI, place, false, newIp ?? ipOf(place, g + 1))));
     queue.push(() => api.modifyPod(podNamespace(place), podName(newI), (p) => setReady(p, true)));
     queue.push(() => {
       const t = wallMs(); // before the write: the agent may see the event before this process runs again
       api.modifyPod(podNamespace(place), podName(oldI), (p) => markDeleting(p, c.graceSeconds));
-      say({ ev: 'drain', ip: oldIp, t, local });
+      say({ ev: 'drain', ip: oldIp, t, local, kind: 'deleting' });
       if (local) drainCall(c.drainPort, oldI);
       at(c.graceSeconds * 1000, () => {
         const gt = wallMs();
         api.deletePod(podNamespace(place), podName(oldI));
         say({ ev: 'gone', ip: oldIp, t: gt, local });
+        busy.delete(place);
       });
     });
-    if (k % c.flipEvery === 0 && (c.soakSeconds !== undefined || c.rollout + flips < PODS)) {
-      const f = c.rollout + (flips++ % flipPlaces);
-      queue.push(() => {
-        const t = wallMs();
-        api.modifyPod(podNamespace(f), podName(f), (p) => setReady(p, false));
-        say({ ev: 'drain', ip: podIp(f), t, local: podNode(f, PODS) === AGENT_NODE });
-        at(2000, () => api.modifyPod(podNamespace(f), podName(f), (p) => setReady(p, true)));
-      });
-    }
-    k += 1;
-    return true;
   };
+  /** Flips the pod at `place` unready, and Ready again 2 s later: two events. */
+  const flip = (place: number): void => {
+    busy.add(place);
+    const g = gen(place);
+    const i = place + g * PODS;
+    const ip = ipOf(place, g);
+    queue.push(() => {
+      const t = wallMs();
+      api.modifyPod(podNamespace(place), podName(i), (p) => setReady(p, false));
+      say({ ev: 'drain', ip, t, local: podNode(place, PODS) === AGENT_NODE, kind: 'unready' });
+      at(2000, () => {
+        api.modifyPod(podNamespace(place), podName(i), (p) => setReady(p, true));
+        busy.delete(place);
+      });
+    });
+  };
+
+  const locals = localPlaces();
+  const isLocal = new Set(locals);
+  /** The next free place of `pool` after cursor `cur.n` (undefined when all are busy). */
+  const nextFree = (pool: readonly number[], cur: { n: number }, ok: (p: number) => boolean = () => true): number | undefined => {
+    for (let tries = 0; tries < pool.length; tries++) {
+      const p = pool[cur.n++ % pool.length] as number;
+      if (!busy.has(p) && ok(p)) return p;
+    }
+    return undefined;
+  };
+  const remote = (from: number, count: number): number[] => {
+    const out: number[] = [];
+    for (let p = from; out.length < count && p < PODS; p++) if (!isLocal.has(p)) out.push(p);
+    return out;
+  };
+
+  let k = 0;
+  let queueNext: () => boolean;
+  if (c.mix === 'rollout') {
+    const rollout = c.rollout;
+    // The places flipped: those after the rollout's, as many as one pass of the rollout flips (the agent's IPVS holds servers for them).
+    const flipPlaces = Math.max(1, Math.min(PODS - rollout, Math.ceil(rollout / c.flipEvery)));
+    let flips = 0;
+    queueNext = () => {
+      if (timeUp() || (c.soakSeconds === undefined && k >= rollout)) return false;
+      replace(k % rollout);
+      if (k % c.flipEvery === 0 && (c.soakSeconds !== undefined || rollout + flips < PODS)) {
+        const f = rollout + (flips++ % flipPlaces);
+        if (!busy.has(f)) flip(f);
+      }
+      k += 1;
+      return true;
+    };
+  } else if (c.mix === 'readiness-storm') {
+    const flipPool = remote(0, STORM_FLIP_PLACES);
+    const fresh = remote((flipPool.at(-1) ?? 0) + 1, PODS); // replaced once each, in order
+    const localFresh = [...locals];
+    const fc = { n: 0 };
+    const lc = { n: 0 };
+    let rc = 0;
+    queueNext = () => {
+      if (timeUp()) return false;
+      const local = k % LOCAL_EVERY === 0;
+      if (k % 5 === 0) {
+        const p = local ? localFresh.shift() : fresh[rc++];
+        if (p !== undefined) replace(p, podIp(PODS + p));
+        else if (local) {
+          const q = nextFree(locals, lc, (x) => !busy.has(x));
+          if (q !== undefined) flip(q);
+        }
+      } else {
+        const p = local ? nextFree(locals, lc) : nextFree(flipPool, fc);
+        if (p !== undefined) flip(p);
+      }
+      k += 1;
+      return true;
+    };
+  } else {
+    const pool = remote(0, IP_CHURN_PLACES);
+    const pc = { n: 0 };
+    const lc = { n: 0 };
+    queueNext = () => {
+      if (timeUp()) return false;
+      const p = k % LOCAL_EVERY === 0 ? nextFree(locals, lc) : nextFree(pool, pc);
+      if (p !== undefined) replace(p);
+      k += 1;
+      return true;
+    };
+  }
   let more = true;
   // Paced: at each tick, the events due by now (rate per second), so timer jitter does not change the rate.
   await new Promise<void>((resolve) => {

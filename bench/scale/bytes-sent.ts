@@ -5,7 +5,7 @@
 import type { ByteCounts, ByteStatsSnapshot } from '../../test/apiserver/byte-stats.js';
 
 const mb = (bytes: number): string => (bytes / 1e6).toFixed(1);
-const pair = (c: ByteCounts): string => `${mb(c.list)} + ${mb(c.watch)}`;
+const pair = (c: ByteCounts): string => `${mb(c.list)} + ${mb(c.watch)} (${c.lists} lists, ${c.watches} watches)`;
 
 export function formatBytesSent(stats: ByteStatsSnapshot): string[] {
   const lines = Object.entries(stats.byResource)

@@ -7,6 +7,13 @@ export const AGENT_NODE = 'node-0';
 export const SERVICES = 2000;
 export const LOCAL_PODS = 30;
 
+/** One in LOCAL_EVERY steps of the readiness storm and the IP churn concerns a pod of the agent's node. */
+export const LOCAL_EVERY = 25;
+/** The IP churn's places elsewhere: each is replaced every PLACES * 4 / rate seconds (20 s at 200/s), its IP reused every other time. */
+export const IP_CHURN_PLACES = 1000;
+/** The readiness storm's places elsewhere that flip (those replaced come after them, each replaced once). */
+export const STORM_FLIP_PLACES = 2000;
+
 export function podIp(i: number): string {
   return `10.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
 }

@@ -1,33 +1,47 @@
 /**
- * bench/scale: the agent at cluster scale (issue 15). The API stand-in (its own process)
- * serves N managed pods of ~6 KB on 5,000 nodes, ~30 of them on the agent's node; the real
- * agent (its own process, compiled, plain node, in-memory IPVS and conntrack stand-ins) lists
- * and watches them; then a rolling update replaces `--rollout` pods at `--rate` pod events a
- * second (each replacement: new pod ADDED, Ready, old pod deleting, DELETED after its grace),
- * with one readiness flip every 5 replacements. Measured:
+ * bench/scale: the agent at cluster scale (issue 24). The API stand-in (its own process) serves
+ * N managed pods of ~6 KB on 5,000 nodes, ~30 of them on the agent's node, behind `--services`
+ * Services (default 2,000) whose EndpointSlices its controller keeps, and opted-in Namespaces;
+ * a kube-proxy's list/watch of slices and Services runs beside the agent for comparison. The real
+ * agent (its own process, compiled, plain node, in-memory IPVS and conntrack stand-ins) runs as
+ * the DaemonSet runs it: the node flags of its container command, its NODE_OPTIONS and MALLOC_*
+ * variables, the flags of its container args (ports 0, the bench's state file and node; flow
+ * pinning off: no nftables here; /metrics in plain HTTP, as `--metrics-secure=false`: not scraped,
+ * no TLS files). So it watches this node's pods (`spec.nodeName`) and the cluster's slices. Then
+ * `--seconds` (60) of pod events at `--rate` (200/s) in each `--mix`:
+ *
+ * - `rollout`: a rolling update (each replacement: new pod ADDED unready, Ready, old pod deleting,
+ *   DELETED after its 1 s grace), one readiness flip every 5 replacements;
+ * - `readiness-storm`: two thirds of the events readiness flips (unready, Ready 2 s later), the
+ *   rest pods replaced with new IPs;
+ * - `ip-churn`: pods replaced, each new pod on the IP its place's pod had two generations before;
+ *
+ * in the last two one step in 25 concerns a pod of the agent's node, the others pods elsewhere.
+ * Measured per mix and size:
  *
  * - RSS of the agent: peak (VmHWM), settled after the first list, settled after the churn;
  * - first-list time (agent started -> ready), the agent's CPU time and the RSS peak by then;
- * - watch event -> weight 0 on the pod's IPVS real server (p50/p99), for every drain;
- * - gone pod (DELETED) -> its conntrack flush (p50/p99, this node's pods and all);
- * - the agent's CPU during the churn (% of one core);
- * - lost work: drains never held, gone pods never flushed, preStop calls answered 404.
+ * - the agent's CPU during the churn (% of one core) and per pod event;
+ * - watch event -> weight 0 on the pod's IPVS real servers (p50/p99), for every drain, this
+ *   node's pods and other nodes' (those come from slice updates) apart;
+ * - DELETED -> its conntrack flush (p50/p99), this node's pods and other nodes' apart (other
+ *   nodes' wait for `--endpoint-debounce`, the DaemonSet's or the agent's default 2s);
+ * - lost work: drains never held, gone pods never flushed, preStop calls not answered 200;
+ * - the API bytes the agent and the kube-proxy received, for the first state (all before the
+ *   churn) and during the churn.
  *
- *   node --import tsx bench/scale/run.ts [--pods 10000,150000] [--rollout 10000] [--rate 200]
- *     [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."] [--soak MINUTES] [--trace-drains]
- *     [--services 2000]
+ *   node --import tsx --conditions=conndrain-source bench/scale/run.ts [--pods 10000,150000]
+ *     [--mix rollout,readiness-storm,ip-churn] [--seconds 60] [--rate 200] [--services 2000]
+ *     [--endpoint-debounce 2s] [--rollout 10000] [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
+ *     [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR]
  *
- * `--services N` (a multiple of 200): the API stand-in also holds N Services over the pods
- * (bench/scale/services.ts), its EndpointSlice controller keeps their slices through the
- * churn, and a kube-proxy's list/watch of slices and Services runs beside the agent; the
- * bytes the stand-in sent are printed by resource and by client (the agent, kube-proxy).
+ * With two sizes, each mix's CPU per event at the larger over the smaller is printed.
  *
- * `--soak`: the rollout's pods are replaced again and again for MINUTES (generation g of a
- * place reuses the IPs of generation g - 2, as a node hands IPs out again), the agent's RSS
- * and V8 heap are sampled every 30 s, and the slope over the second half is printed.
+ * `--soak` (rollout mix): the rollout's pods are replaced again and again for MINUTES (generation
+ * g of a place reuses the IPs of generation g - 2), the agent's RSS and V8 heap are sampled every
+ * 30 s, and the slope over the second half is printed.
  *
- * The agent child runs with the DaemonSet's node flags (its command and NODE_OPTIONS) and MALLOC_* variables unless told
- * otherwise. Pods carry uids and drain ids of the real forms (a UUID, 32 hex digits).
+ * Pods carry uids and drain ids of the real forms (a UUID, 32 hex digits).
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -35,7 +49,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseAllDocuments } from 'yaml';
-import { wallMs } from './cluster.js';
+import { IP_CHURN_PLACES, STORM_FLIP_PLACES, wallMs } from './cluster.js';
 import type { ByteStatsSnapshot } from '../../test/apiserver/byte-stats.js';
 import { formatBytesSent } from './bytes-sent.js';
 
@@ -47,12 +61,21 @@ const arg = (name: string, fallback: string): string => {
 };
 const SIZES = arg('pods', '10000,150000').split(',').map(Number);
 const ROLLOUT = Number(arg('rollout', '10000'));
-const SERVICES = Number(arg('services', '0'));
+/** Services over the pods: without them the agent (its own node's pods, the rest from EndpointSlices) sees no other node's pod. */
+const SERVICES = Number(arg('services', '2000'));
+if (SERVICES <= 0) throw new Error('bench/scale: --services must be > 0 (the agent learns of other nodes\' pods from their Services\' EndpointSlices)');
 const RATE = Number(arg('rate', '200'));
+/** `--seconds S`: the churn queues new steps for this long (the steps under way then finish). */
+const SECONDS = Number(arg('seconds', '60'));
+const MIXES = arg('mix', 'rollout').split(',') as Mix[];
+type Mix = 'rollout' | 'readiness-storm' | 'ip-churn';
+for (const mix of MIXES) if (!['rollout', 'readiness-storm', 'ip-churn'].includes(mix)) throw new Error(`bench/scale: unknown --mix ${mix}`);
+/** `--endpoint-debounce D`: the agent's flag of that name (by default the DaemonSet's, else the agent's default, 2s). */
+const DEBOUNCE = args.includes('--endpoint-debounce') ? arg('endpoint-debounce', '') : undefined;
 const FLIP_EVERY = 5;
 /** `--cpu-prof DIR`: the agent child writes a V8 CPU profile there (profiling). */
 const CPU_PROF = args.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
-type AgentContainer = { name: string; command?: string[]; env?: Array<{ name: string; value?: string }> };
+type AgentContainer = { name: string; command?: string[]; args?: string[]; env?: Array<{ name: string; value?: string }> };
 /** The agent container of the DaemonSet the manifests ship. */
 function shippedAgent(): AgentContainer | undefined {
   const docs = parseAllDocuments(readFileSync(join(REPO, 'manifests/base/agent/daemonset.yaml'), 'utf8')).map((d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: AgentContainer[] } } } });
@@ -61,6 +84,18 @@ function shippedAgent(): AgentContainer | undefined {
 const SHIPPED = shippedAgent();
 /** The container's env with literal values (NODE_OPTIONS: V8 flags; MALLOC_*: glibc's allocator). */
 const SHIPPED_ENV = new Map((SHIPPED?.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
+/**
+ * The agent's flags in the container's args (`--name=value`, camelCase keys as the config takes them), for the agent child;
+ * it replaces the ports (0: any free one), the state file and the node name, and turns flow pinning off (no nftables here).
+ * The child also serves /metrics in plain HTTP (`--metrics-secure=false`): the bench does not scrape it, and has no TLS files.
+ */
+const SHIPPED_AGENT_FLAGS: Record<string, string> = Object.fromEntries(
+  (SHIPPED?.args ?? []).filter((a) => a.startsWith('--')).map((a) => {
+    const [name = '', value = 'true'] = a.slice(2).split(/=(.*)/s);
+    return [name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()), value];
+  }),
+);
+if (DEBOUNCE !== undefined) SHIPPED_AGENT_FLAGS.endpointDebounce = DEBOUNCE;
 /** node's own flags in the container's command (`node FLAGS... /app/bin/conndrain.mjs`) and its NODE_OPTIONS. */
 const SHIPPED_FLAGS = [...(SHIPPED?.command ?? []).slice(1, -1), ...(SHIPPED_ENV.get('NODE_OPTIONS') ?? '').split(' ')].join(' ');
 /** `--node-flags "..."`: node/V8 flags for the agent child (space-separated); by default the ones the manifests ship. */
@@ -103,11 +138,15 @@ function quantile(samples: number[], q: number): number {
 
 class Child {
   readonly lines: Line[] = [];
+  logLines = 0;
   private waiters: Array<{ ev: string; resolve: (l: Line) => void }> = [];
   constructor(readonly proc: ChildProcessWithoutNullStreams) {
     createInterface({ input: proc.stdout }).on('line', (text) => {
       if (!text.startsWith('{"ev"')) {
-        process.stderr.write(`${text.slice(0, 600)}\n`); // the agent's own warnings and errors
+        // The agent's log (pino, at the DaemonSet's level): counted, and only its warnings and errors shown.
+        const level = /^\{"level":(\d+)/.exec(text)?.[1];
+        if (level !== undefined) this.logLines += 1;
+        if (level === undefined || Number(level) >= 40) process.stderr.write(`${text.slice(0, 600)}\n`);
         return;
       }
       const line = JSON.parse(text) as Line;
@@ -116,19 +155,23 @@ class Child {
     });
     proc.stderr.pipe(process.stderr);
   }
+  /** The line `ev` (rejects if the child exits first, or after `timeoutMs`). */
   waitFor(ev: string, timeoutMs: number): Promise<Line> {
     const seen = this.lines.find((l) => l.ev === ev);
     if (seen !== undefined) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${ev} in ${timeoutMs} ms`)), timeoutMs);
-      this.waiters.push({ ev, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+      const onExit = (code: number | null, signal: string | null): void => (clearTimeout(timer), reject(new Error(`the child exited (code ${String(code)}, signal ${String(signal)}) before ${ev}`)));
+      const timer = setTimeout(() => (this.proc.off('exit', onExit), reject(new Error(`no ${ev} in ${timeoutMs} ms`))), timeoutMs);
+      if (this.proc.exitCode !== null || this.proc.signalCode !== null) return onExit(this.proc.exitCode, this.proc.signalCode);
+      this.proc.once('exit', onExit);
+      this.waiters.push({ ev, resolve: (l) => (clearTimeout(timer), this.proc.off('exit', onExit), resolve(l)) });
     });
   }
   send(obj: unknown): void {
     this.proc.stdin.write(`${JSON.stringify(obj)}\n`);
   }
   async end(): Promise<void> {
-    if (this.proc.exitCode !== null) return;
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
     const exited = new Promise((r) => this.proc.once('exit', r));
     this.proc.stdin.end();
     await exited;
@@ -154,6 +197,7 @@ interface Sample {
 interface Result {
   samples: Sample[];
   pods: number;
+  mix: Mix;
   firstListS: number;
   firstListPeakMb: number;
   /** The agent's CPU time from its start to ready (its decode of the first list). */
@@ -165,9 +209,13 @@ interface Result {
   churnEvents: number;
   churnS: number;
   cpuPct: number;
-  weight0: number[];
+  weight0Local: number[];
+  weight0Remote: number[];
   flushLocal: number[];
-  flushAll: number[];
+  flushRemote: number[];
+  churnCpuS: number;
+  logLines: number;
+  bytesAtStart: ByteStatsSnapshot | undefined;
   notHeld: number;
   notFlushed: number;
   calls: Record<string, number>;
@@ -189,14 +237,25 @@ async function heapOf(agent: Child, snapshot: string | undefined): Promise<Line>
   }
 }
 
-async function runOne(pods: number, dir: string, main: string): Promise<Result> {
-  const kubeconfig = join(dir, `kc-${pods}`);
+/** The IPVS real servers the agent child has (bench/scale/agent-child.ts `Spec`): every pod a mix drains, with the IPs it has then. */
+function ipvsSpec(pods: number, mix: Mix, rollout: number, flips: number): { bank1: number; bank2: number } {
+  if (mix === 'rollout') return { bank1: Math.min(pods, rollout + flips), bank2: SOAK_MIN === undefined ? 0 : rollout };
+  // The pools skip this node's ~30 places (which the child always has): a margin of 100.
+  if (mix === 'readiness-storm') return { bank1: Math.min(pods, STORM_FLIP_PLACES + Math.ceil((RATE * SECONDS * 1.2) / 12) + 100), bank2: 0 };
+  return { bank1: Math.min(pods, IP_CHURN_PLACES + 100), bank2: Math.min(pods, IP_CHURN_PLACES + 100) };
+}
+
+async function runOne(pods: number, mix: Mix, dir: string, main: string): Promise<Result> {
+  const kubeconfig = join(dir, `kc-${pods}-${mix}`);
   const api = new Child(spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench/scale/api-child.ts'), kubeconfig, String(pods), String(SERVICES)], { cwd: REPO }));
   let agent: Child | undefined;
   try {
-    await api.waitFor('ready', 600_000);
-    const flips = Math.ceil(ROLLOUT / FLIP_EVERY);
-    agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}.json`), String(Math.min(pods, ROLLOUT + flips)), ...(SOAK_MIN === undefined ? [] : [`${pods}:${Math.min(ROLLOUT, pods - flips)}`])], { cwd: REPO, env: { ...process.env, ...MALLOC_ENV, ...(TRACE_DRAINS ? { BENCH_TRACE_DRAINS: '1' } : {}) } }));
+    await api.waitFor('ready', 900_000);
+    // A rollout covers what SECONDS of events reach (four events a replacement), unless a soak replaces its places again and again.
+    const rollout = SOAK_MIN === undefined ? Math.min(ROLLOUT, Math.ceil((RATE * SECONDS) / 4)) : ROLLOUT;
+    const flips = Math.ceil(rollout / FLIP_EVERY);
+    const spec = { pods, ...ipvsSpec(pods, mix, Math.min(rollout, pods - flips), flips), flags: SHIPPED_AGENT_FLAGS };
+    agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}-${mix}.json`), JSON.stringify(spec)], { cwd: REPO, env: { ...process.env, ...MALLOC_ENV, ...(TRACE_DRAINS ? { BENCH_TRACE_DRAINS: '1' } : {}) } }));
     const pid = agent.proc.pid ?? 0;
     const ports = await agent.waitFor('ports', 60_000);
     const baselineMb = procStatus(pid, 'VmRSS');
@@ -213,7 +272,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     const t0 = wallMs();
     agent.send({ cmd: 'loop-start' });
     if (PROF_DIR !== undefined) agent.send({ cmd: 'prof-start' });
-    api.send({ cmd: 'churn', rate: RATE, rollout: Math.min(ROLLOUT, pods - flips), flipEvery: FLIP_EVERY, graceSeconds: GRACE_S, drainPort: ports.drainPort, ...(SOAK_MIN === undefined ? {} : { soakSeconds: SOAK_MIN * 60 }) });
+    api.send({ cmd: 'churn', mix, seconds: SECONDS, rate: RATE, rollout: Math.min(rollout, pods - flips), flipEvery: FLIP_EVERY, graceSeconds: GRACE_S, drainPort: ports.drainPort, ...(SOAK_MIN === undefined ? {} : { soakSeconds: SOAK_MIN * 60 }) });
     const samples: Sample[] = [];
     const sampler = setInterval(() => {
       agent?.send({ cmd: 'heap' });
@@ -228,7 +287,9 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
       await agent.waitFor('prof', 120_000);
     }
     const loop = await agent.waitFor('loop', 10_000);
-    const cpuPct = ((cpuSeconds(pid) - cpu0) / ((wallMs() - t0) / 1000)) * 100;
+    const churnCpuS = cpuSeconds(pid) - cpu0;
+    const cpuPct = (churnCpuS / ((wallMs() - t0) / 1000)) * 100;
+    const bytesAtStart = api.lines.find((l) => l.ev === 'churn-start')?.bytesSent as ByteStatsSnapshot | undefined;
     await new Promise((r) => setTimeout(r, 5000));
     const afterChurnMb = procStatus(pid, 'VmRSS');
     const peakMb = procStatus(pid, 'VmHWM');
@@ -237,9 +298,10 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
     const zeros = new Map<string, number[]>();
     for (const l of agent.lines) if (l.ev === 'weight0') zeros.set(l.ip as string, [...(zeros.get(l.ip as string) ?? []), l.t as number]);
     const flushes = agent.lines.filter((l) => l.ev === 'flush');
-    const weight0: number[] = [];
+    const weight0Local: number[] = [];
+    const weight0Remote: number[] = [];
     const flushLocal: number[] = [];
-    const flushAll: number[] = [];
+    const flushRemote: number[] = [];
     let notHeld = 0;
     const notHeldIps: string[] = [];
     const unheld: Array<{ ip: string; t: number }> = [];
@@ -252,19 +314,16 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
           notHeld += 1;
           if (unheld.length < 20) unheld.push({ ip: l.ip as string, t });
           if (notHeldIps.length < 20) notHeldIps.push(`${l.ip as string}${l.local === true ? ' (local)' : ''}${zeros.has(l.ip as string) ? ` (weight 0 at ${(zeros.get(l.ip as string) ?? []).map((z) => (z - t).toFixed(0)).join(',')} ms)` : ''}`);
-        } else weight0.push(at - t);
+        } else (l.local === true ? weight0Local : weight0Remote).push(at - t);
       } else if (l.ev === 'gone') {
         const at = flushes.find((f) => (f.t as number) >= t && (f.addresses as string[]).includes(l.ip as string));
         if (at === undefined) notFlushed += 1;
-        else {
-          flushAll.push((at.t as number) - t);
-          if (l.local === true) flushLocal.push((at.t as number) - t);
-        }
+        else (l.local === true ? flushLocal : flushRemote).push((at.t as number) - t);
       }
     }
     const calls: Record<string, number> = {};
     for (const l of api.lines) if (l.ev === 'call') calls[String(l.status)] = (calls[String(l.status)] ?? 0) + 1;
-    if (notHeldIps.length > 0) console.log(`  ${pods} pods: drains not held (first 20): ${notHeldIps.join('; ')}`);
+    if (notHeldIps.length > 0) console.log(`  ${pods} pods, ${mix}: drains not held (first 20): ${notHeldIps.join('; ')}`);
     if (TRACE_DRAINS && unheld.length > 0) {
       agent.send({ cmd: 'trace', ips: unheld.map((u) => u.ip) });
       const traced = (await agent.waitFor('trace', 10_000)).ips as Record<string, { deleting?: number; removed?: number } | null>;
@@ -275,7 +334,7 @@ async function runOne(pods: number, dir: string, main: string): Promise<Result> 
       }
     }
     for (const l of api.lines) if (l.ev === 'call' && l.status !== 200) console.log(`  ${pods} pods: preStop call ${JSON.stringify(l)}`);
-    return { samples, pods, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, weight0, flushLocal, flushAll, notHeld, notFlushed, calls, listStats: done.listStats, bytesSent: done.bytesSent as ByteStatsSnapshot | undefined, loop, heapAfterList, heapAfterChurn };
+    return { samples, pods, mix, weight0Local, weight0Remote, flushLocal, flushRemote, churnCpuS, logLines: agent.logLines, bytesAtStart, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, notHeld, notFlushed, calls, listStats: done.listStats, bytesSent: done.bytesSent as ByteStatsSnapshot | undefined, loop, heapAfterList, heapAfterChurn };
   } finally {
     await agent?.end();
     await api.end();
@@ -296,15 +355,30 @@ function slope(points: Array<[number, number]>): number {
 const dir = mkdtempSync(join(tmpdir(), 'cd-bench-scale-'));
 try {
   const main = buildDist();
-  console.log(`bench/scale: node ${process.version}${NODE_FLAGS.length > 0 ? ` (agent: ${NODE_FLAGS.join(' ')})` : ''}${Object.keys(MALLOC_ENV).length > 0 ? ` (${Object.entries(MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})` : ''}, rollout ${ROLLOUT} pods at ${RATE} pod events/s, grace ${GRACE_S} s, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  const load = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
+  console.log(`bench/scale: node ${process.version}${NODE_FLAGS.length > 0 ? ` (agent: ${NODE_FLAGS.join(' ')})` : ''}${Object.keys(MALLOC_ENV).length > 0 ? ` (${Object.entries(MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})` : ''}, agent flags ${Object.entries(SHIPPED_AGENT_FLAGS).map(([k, v]) => `${k}=${v}`).join(' ')}; mixes ${MIXES.join(', ')}, ${SERVICES} Services, ${RATE} pod events/s for ${SECONDS} s, grace ${GRACE_S} s, load average ${load()}`);
   const results: Result[] = [];
-  for (const pods of SIZES) {
-    const r = await runOne(pods, dir, main);
-    results.push(r);
-    console.log(`  ${pods} pods done (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+  const loads: string[] = [];
+  for (const mix of MIXES) {
+    for (const pods of SIZES) {
+      const before = loadavg()[0]?.toFixed(1) ?? '';
+      let r: Result;
+      try {
+        r = await runOne(pods, mix, dir, main);
+      } catch (error) {
+        console.log(`  ${pods} pods, ${mix}: FAILED (load average ${load()}): ${(error as Error).message}`);
+        continue;
+      }
+      results.push(r);
+      loads.push(`${before} / ${loadavg()[0]?.toFixed(1) ?? ''}`);
+      console.log(`  ${pods} pods, ${mix} done (load average ${load()})`);
+    }
   }
-  const row = (label: string, f: (r: Result) => string): void => console.log(`${label.padEnd(44)}${results.map((r) => f(r).padStart(18)).join('')}`);
+  const row = (label: string, f: (r: Result, n: number) => string): void => console.log(`${label.padEnd(50)}${results.map((r, n) => f(r, n).padStart(20)).join('')}`);
+  const pq = (xs: number[], digits: number): string => `${xs.length}, ${quantile(xs, 0.5).toFixed(digits)}, ${quantile(xs, 0.99).toFixed(digits)}`;
+  row('mix', (r) => r.mix);
   row('managed pods', (r) => String(r.pods));
+  row('load average (1 min) at start / end', (_, n) => loads[n] ?? '');
   row('agent RSS at start (before the list), MB', (r) => r.baselineMb.toFixed(1));
   row('first list: time, s', (r) => r.firstListS.toFixed(1));
   row('first list: RSS peak by then, MB', (r) => r.firstListPeakMb.toFixed(1));
@@ -317,15 +391,36 @@ try {
   row('external (buffers) after the churn, MB', (r) => String(r.heapAfterChurn.external));
   row('churn: pod events, seconds', (r) => `${r.churnEvents} in ${r.churnS.toFixed(0)}`);
   row('agent CPU during the churn, % of a core', (r) => r.cpuPct.toFixed(1));
+  row('agent CPU per pod event, ms', (r) => ((r.churnCpuS * 1000) / r.churnEvents).toFixed(3));
+  row('agent log lines (its level), whole run', (r) => String(r.logLines));
   row('agent event-loop delay: p50, p99, max ms', (r) => [r.loop.p50, r.loop.p99, r.loop.max].map((v) => (v as number).toFixed(0)).join(', '));
   row('IPVS passes, service dumps, weight edits in the churn', (r) => `${String(r.loop.scans)}, ${typeof r.loop.dumps === 'number' ? String(r.loop.dumps) : '-'}, ${String(r.loop.edits)}`);
-  row('event -> weight 0: n, p50, p99 ms', (r) => `${r.weight0.length}, ${quantile(r.weight0, 0.5).toFixed(1)}, ${quantile(r.weight0, 0.99).toFixed(1)}`);
-  row('gone -> flushed, this node: n, p50, p99 ms', (r) => `${r.flushLocal.length}, ${quantile(r.flushLocal, 0.5).toFixed(0)}, ${quantile(r.flushLocal, 0.99).toFixed(0)}`);
-  row('gone -> flushed, all: n, p50, p99 ms', (r) => `${r.flushAll.length}, ${quantile(r.flushAll, 0.5).toFixed(0)}, ${quantile(r.flushAll, 0.99).toFixed(0)}`);
+  row('event -> weight 0, this node\'s pods: n, p50, p99 ms', (r) => pq(r.weight0Local, 1));
+  row('event -> weight 0, other nodes\' pods: n, p50, p99', (r) => pq(r.weight0Remote, 1));
+  row('DELETED -> flushed, this node\'s pods: n, p50, p99', (r) => pq(r.flushLocal, 0));
+  row('DELETED -> flushed, other nodes\' pods: n, p50, p99', (r) => pq(r.flushRemote, 0));
   row('lost: drains not held, gone not flushed', (r) => `${r.notHeld}, ${r.notFlushed}`);
   row('preStop calls by answer status', (r) => Object.entries(r.calls).map(([k, v]) => `${k}:${v}`).join(' '));
   row('lists served: from cache / quorum', (r) => { const s = r.listStats as { fromCache: number; quorum: number }; return `${s.fromCache} / ${s.quorum}`; });
-  if (SERVICES > 0) printBytesSent(results);
+  // API bytes: the first state (everything sent before the churn: lists, initial events, the idle watch) and the churn's, agent against kube-proxy.
+  const clientBytes = (b: ByteStatsSnapshot | undefined, client: string): number => Object.values(b?.byClient[client] ?? {}).reduce((sum, c) => sum + c.list + c.watch, 0);
+  const bytesRow = (r: Result, phase: 'first' | 'churn'): string => {
+    const of = (client: string): number => (phase === 'first' ? clientBytes(r.bytesAtStart, client) : clientBytes(r.bytesSent, client) - clientBytes(r.bytesAtStart, client));
+    const agentB = of('-');
+    const proxyB = of('kube-proxy');
+    return `${(agentB / 1e6).toFixed(1)} / ${(proxyB / 1e6).toFixed(1)} = ${(agentB / proxyB).toFixed(2)}x`;
+  };
+  row('API MB, first state: agent / kube-proxy', (r) => bytesRow(r, 'first'));
+  row('API MB, churn: agent / kube-proxy', (r) => bytesRow(r, 'churn'));
+  printBytesSent(results);
+  if (SIZES.length === 2) {
+    for (const mix of MIXES) {
+      const [a, b] = SIZES.map((pods) => results.find((r) => r.mix === mix && r.pods === pods));
+      if (a === undefined || b === undefined) continue;
+      const perEvent = (r: Result): number => r.churnCpuS / r.churnEvents;
+      console.log(`${mix}: CPU per pod event at ${b.pods} / at ${a.pods} pods: ${(perEvent(b) / perEvent(a)).toFixed(2)}x`);
+    }
+  }
   for (const r of results.filter(() => SOAK_MIN !== undefined)) {
     console.log(`soak, ${r.pods} pods: memory every ${SAMPLE_S} s (minutes: RSS / V8 heap used, MB)`);
     console.log(r.samples.map((x) => `${(x.s / 60).toFixed(1)}: ${x.rssMb.toFixed(1)} / ${x.heapUsedMb?.toFixed(1) ?? '-'}`).join('; '));
@@ -341,7 +436,7 @@ try {
 function printBytesSent(results: Result[]): void {
   for (const r of results) {
     if (r.bytesSent === undefined) continue;
-    console.log(`bytes sent by the API stand-in, ${r.pods} pods, ${SERVICES} Services (list + watch, MB):`);
+    console.log(`bytes sent by the API stand-in, ${r.mix}, ${r.pods} pods, ${SERVICES} Services (list + watch, MB):`);
     for (const line of formatBytesSent(r.bytesSent)) console.log(`  ${line}`);
   }
 }
