@@ -108,8 +108,10 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
   const apiPort = Number(new URL(server.url).port);
   const t0 = Date.now();
   const timeline: string[] = [];
+  /** The churn loop's step (scheduled actions count in steps). */
+  let tick = 0;
   const log = (what: string): void => {
-    timeline.push(`+${String(Date.now() - t0).padStart(6)}ms ${what}`);
+    timeline.push(`+${String(Date.now() - t0).padStart(6)}ms t${String(tick).padStart(3, '0')} ${what}`);
   };
   const violations: string[] = [];
   /** The last 50 steps when the first live entry was deleted. */
@@ -223,6 +225,7 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
   let podSeq = 0;
   let srcSeq = 0;
   const podNode = new Map<string, NodeRig>();
+  const goneAt = new Map<string, string>();
   const createPod = (n: NodeRig, ip: string, why: string): string => {
     const name = `p${++podSeq}`;
     const i = n.free.indexOf(ip);
@@ -236,6 +239,7 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
     const p = server.getPod('shop', name);
     if (p === undefined) return;
     server.deletePod('shop', name);
+    goneAt.set(name, `+${Date.now() - t0}ms t${tick} ${why}${deletionOf(p) === undefined ? '' : ' after deleting'}`);
     const n = podNode.get(name)!;
     for (const ip of podIps(p)) if (!n.free.includes(ip) && liveHolders(ip).length === 0 && !server.listPods().some((q) => podIps(q).includes(ip))) n.free.push(ip);
     log(`-pod ${name} ${podIps(p).join()} DELETED (${why})`);
@@ -287,13 +291,14 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
   };
 
   // --- scheduled actions --------------------------------------------------------------------
-  const pending: Array<{ at: number; label: string; run: () => void | Promise<void> }> = [];
+  const pending: Array<{ at: number; seq: number; label: string; run: () => void | Promise<void> }> = [];
   const later = (ms: number, label: string, run: () => void | Promise<void>): void => {
-    pending.push({ at: Date.now() + ms, label, run });
+    // In ticks, not wall time: the steps and their order follow from the seed alone.
+    pending.push({ at: tick + Math.ceil(ms / TICK_MS), seq: pending.length + tick * 1000, label, run });
   };
   const runDue = async (all = false): Promise<void> => {
-    pending.sort((a, b) => a.at - b.at);
-    while (pending.length > 0 && (all || pending[0]!.at <= Date.now())) await pending.shift()!.run();
+    pending.sort((a, b) => a.at - b.at || a.seq - b.seq);
+    while (pending.length > 0 && (all || pending[0]!.at <= tick)) await pending.shift()!.run();
   };
 
   // --- faults -------------------------------------------------------------------------------
@@ -462,8 +467,8 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
     await kubeProxySync();
     for (const p of server.listPods()) for (const n of nodes) if (chance(0.5)) await insertFor(p, n);
     await Promise.all(nodes.map((n) => startAgent(n, 'initial')));
-    const until = Date.now() + CHURN_MS;
-    while (Date.now() < until) {
+    for (tick = 0; tick < CHURN_MS / TICK_MS; tick++) {
+      const tickStarted = Date.now();
       await runDue();
       const steps = between(0, 2);
       for (let s = 0; s < steps; s++) await churn();
@@ -473,7 +478,7 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
       }
       if (chance(0.06)) injectFault();
       await kubeProxySync();
-      await sleep(TICK_MS);
+      await sleep(Math.max(10, TICK_MS - (Date.now() - tickStarted)));
     }
 
     // The faults stop: watches flow, the API is up, every node has an agent; the pending deletes happen.
@@ -492,7 +497,7 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
     // Every gone pod flushed: no entry left whose IP no live pod holds.
     const ghosts = (): string[] => nodes.flatMap((n) => n.ct.entries().filter((e) => liveHolders(e.reply.src).length === 0).map((e) => {
       const was = inserted.get(entryKey(n.name, e));
-      return `${n.name}: ${e.original.src}:${e.original.srcPort} -> ${e.reply.src} (pod ${was?.pod ?? '?'}, inserted +${was === undefined ? '?' : was.at - t0}ms)`;
+      return `${n.name}: ${e.original.src}:${e.original.srcPort} -> ${e.reply.src} (pod ${was?.pod ?? '?'} of ${was === undefined ? '?' : podNode.get(was.pod)?.name}, inserted +${was === undefined ? '?' : was.at - t0}ms, gone ${was === undefined ? '?' : goneAt.get(was.pod) ?? '?'})`;
     }));
     const settleUntil = Date.now() + SETTLE_MS;
     while (ghosts().length > 0 && Date.now() < settleUntil) await sleep(100);
@@ -509,6 +514,9 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
           freshening: ep.freshening, deadlineTimerAt: ep.deadlineTimer === undefined ? undefined : ep.deadlineTimer.at - Date.now(), synced: ep.isSynced,
           slicesLive: ep.slices?.live, slicesProgressAgeMs: ep.slices?.progressAgeMs?.(), nextDeadlineIn: ep.planner?.nextDeadline === undefined ? undefined : ep.planner.nextDeadline - Date.now(),
         };
+        const mine = [...new Set(n.ct.entries().filter((e) => liveHolders(e.reply.src).length === 0).map((e) => inserted.get(entryKey(n.name, e))).filter((x) => x !== undefined))].slice(0, 4);
+        const internals = ep as unknown as { index?: { holdersOf?: (a: string) => Map<string, unknown> | undefined }; planner?: { records?: Map<string, unknown> } } | undefined;
+        for (const g of mine) lines.push(`${n.name} sees ${g.pod} (${g.uid}): endpoint holders of ${g.ip} ${JSON.stringify([...(internals?.index?.holdersOf?.(g.ip)?.keys() ?? [])])}, record ${JSON.stringify(internals?.planner?.records?.get(g.uid))}`);
         lines.push(`${n.name} agent ${n.agent.instance.instance}: readiness ${JSON.stringify(n.agent.readiness())}; endpoints ${JSON.stringify(peek)}; ${keep.filter((l) => !l.includes('_bucket')).join(' | ')}`);
       }
       violations.push(`GONE PODS NOT FLUSHED ${SETTLE_MS / 1000}s after the faults stopped: ${left.length} entries\n    ${lines.join('\n    ')}`);
@@ -536,7 +544,7 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
       else if (!interrupted(c.pod)) violations.push(`${what}: cut by the kill -9 at +${c.killed.at - t0}ms, its session in the state file, but no DrainInterrupted Event`);
     }
 
-    const summary = `seed ${SEED}: ${podSeq} pods (${stats.rollouts} rollouts, ${stats.reuses} IP reuses, ${stats.quickReuses} quick reuses, ${stats.flips} flips), ${stats.inserts} entries inserted, ${stats.deletes} deleted, ${stats.drainCalls} preStop calls (${cutUnsaved} cut by a kill -9 before the session reached the state file), faults ${JSON.stringify(stats.faults)}; known: ${stats.races} entries deleted < ${FAIR_MS} ms after a new pod took their IP, ${stats.staleNotFound} preStop calls answered 404 for a pod the agent had not seen yet`;
+    const summary = `seed ${SEED}: ${podSeq} pods (${stats.rollouts} rollouts, ${stats.reuses} IP reuses, ${stats.quickReuses} quick reuses, ${stats.flips} flips), ${stats.inserts} entries inserted, ${stats.deletes} deleted, ${stats.drainCalls} preStop calls (${cutUnsaved} cut by a kill -9 before the session reached the state file), faults ${JSON.stringify(stats.faults)}, API resourceVersion ${server.resourceVersion}; known: ${stats.races} entries deleted < ${FAIR_MS} ms after a new pod took their IP, ${stats.staleNotFound} preStop calls answered 404 for a pod the agent had not seen yet`;
     console.log(`fault run: ${summary}`);
     t.diagnostic(summary);
     failed = violations.length > 0;
