@@ -47,7 +47,7 @@ const FAIR_MS = 1000;
  * While an agent bug this run finds is open, the run is a todo (it runs, prints its seed and
  * violations, and does not fail the suite); FAULT_STRICT=1 makes it fail. Clear it once fixed.
  */
-const OPEN_BUG = 'open: after API server restarts an agent can stop flushing other nodes\' gone pods (endpoints stay draining; see the 2026-12-04 fault report)';
+const OPEN_BUG = 'open: an agent leaves gone pods\' entries (mostly other nodes\' pods, deleted after draining) unflushed after faults; e.g. FAULT_SEED=1605161888 (see the 2026-12-04 fault report)';
 const SVC: IpvsServiceKey = { family: 4, protocol: 'tcp', address: '10.96.0.10', port: 80 };
 
 /** mulberry32: small, seedable, good enough to pick steps. */
@@ -517,6 +517,8 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
         const mine = [...new Set(n.ct.entries().filter((e) => liveHolders(e.reply.src).length === 0).map((e) => inserted.get(entryKey(n.name, e))).filter((x) => x !== undefined))].slice(0, 4);
         const internals = ep as unknown as { index?: { holdersOf?: (a: string) => Map<string, unknown> | undefined }; planner?: { records?: Map<string, unknown> } } | undefined;
         for (const g of mine) lines.push(`${n.name} sees ${g.pod} (${g.uid}): endpoint holders of ${g.ip} ${JSON.stringify([...(internals?.index?.holdersOf?.(g.ip)?.keys() ?? [])])}, record ${JSON.stringify(internals?.planner?.records?.get(g.uid))}`);
+        const tf = (n.agent as unknown as { conntrack?: { targets?: { running?: boolean; pending?: unknown[]; timer?: unknown; stopped?: boolean } } }).conntrack?.targets;
+        lines.push(`${n.name} target flush: ${JSON.stringify({ running: tf?.running, pending: tf?.pending?.length, timer: tf?.timer !== undefined, stopped: tf?.stopped })}`);
         lines.push(`${n.name} agent ${n.agent.instance.instance}: readiness ${JSON.stringify(n.agent.readiness())}; endpoints ${JSON.stringify(peek)}; ${keep.filter((l) => !l.includes('_bucket')).join(' | ')}`);
       }
       violations.push(`GONE PODS NOT FLUSHED ${SETTLE_MS / 1000}s after the faults stopped: ${left.length} entries\n    ${lines.join('\n    ')}`);
