@@ -87,7 +87,7 @@ export class Agent {
         const mine = new Set(local.map((p) => p.uid));
         return [...local, ...endpoints.draining().filter((p) => !mine.has(p.uid))];
       },
-      isServing: (uid: string): boolean => planner.isServing(uid) || (!planner.draining().some((p) => p.uid === uid) && endpoints.isServing(uid)),
+      isServing: (uid: string): boolean => planner.isServing(uid) || (planner.record(uid)?.state !== 'draining' && endpoints.isServing(uid)),
       takeHoldingChanged: (): boolean => {
         const a = planner.takeHoldingChanged();
         const b = endpoints.takeHoldingChanged();

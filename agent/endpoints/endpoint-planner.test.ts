@@ -71,3 +71,12 @@ test('resumed records hold what they held until the first slice list decides', (
   assert.deepEqual(p.drainingPods().map((d) => d.uid), ['r1']);
   assert.deepEqual(p.drainingPods()[0]?.ports, [{ port: 8080, protocol: 'tcp' }]);
 });
+
+test('a new endpoint not serving yet is held as never Ready (the proxy has no server of it: no scan due at once)', () => {
+  const p = planner();
+  p.changed('n1', undefined, ep('n1', { draining: true }), 15);
+  assert.equal(p.drainingPods()[0]?.wasReady, false);
+  p.changed('s1', undefined, ep('s1'), 16);
+  p.changed('s1', ep('s1'), ep('s1', { draining: true }), 17);
+  assert.equal(p.drainingPods().find((d) => d.uid === 's1')?.wasReady, true);
+});

@@ -45,6 +45,8 @@ interface EndpointRecord {
   wasDraining?: boolean;
   /** Resumed from the state file: held as it was until the first slice list decides. */
   resumed?: boolean;
+  /** Never seen serving (a new pod of a rollout, not Ready yet): the proxy programs no server for it, so no scan is due for it at once. */
+  neverServed?: boolean;
 }
 
 export interface EndpointPlannerOptions {
@@ -109,6 +111,7 @@ export class EndpointPlanner {
       targets: rec?.state === 'draining' && rec.resumed !== true ? unionTargets(rec.targets, after.targets) : unionTargets(before?.targets ?? [], after.targets),
       sinceMs: rec?.state === 'draining' ? rec.sinceMs : nowMs,
       ...(terminatingSinceMs === undefined ? {} : { terminatingSinceMs }),
+      ...((rec?.state === 'draining' ? rec.neverServed === true : before === undefined || before.draining) ? { neverServed: true } : {}),
     };
     if (rec?.state !== 'draining' || rec.resumed === true || rec.targets.length !== next.targets.length || rec.targets.some((t, i) => t.address !== next.targets[i]?.address || t.port !== next.targets[i]?.port)) this.holdingChanged = true;
     this.records.set(uid, next);
@@ -150,7 +153,7 @@ export class EndpointPlanner {
     for (const r of this.records.values()) {
       // This node's pods are the pod watch's: it holds them by IP while they drain and knows when they are gone.
       if (r.state !== 'draining' || this.options.isLocalPod(r.uid)) continue;
-      out.push({ uid: r.uid, key: r.key, ips: r.addresses, ports: r.resumed === true ? [] : dedupePorts(r.targets), wasReady: true });
+      out.push({ uid: r.uid, key: r.key, ips: r.addresses, ports: r.resumed === true ? [] : dedupePorts(r.targets), wasReady: r.neverServed !== true });
     }
     return out;
   }

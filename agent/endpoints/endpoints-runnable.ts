@@ -140,7 +140,7 @@ export class EndpointsRunnable implements Runnable {
 
   /** Listed and not draining: a held server of it is released as Ready again. */
   isServing(uid: string): boolean {
-    return this.planner.isServing(uid, this.index.merged(uid) !== undefined);
+    return this.planner.isServing(uid, this.index.isListed(uid));
   }
 
   /** Endpoints whose Service turned flow pinning off (label conndrain.io/flow-pinning=off). */

@@ -121,6 +121,15 @@ export class EndpointIndex {
     return (this.slices.get(key)?.endpoints ?? []).map((e) => e.uid);
   }
 
+  /** Whether an opted-in slice lists `uid` (what `merged(uid) !== undefined` says, without building it). */
+  isListed(uid: string): boolean {
+    for (const key of this.slicesOf.get(uid) ?? []) {
+      const slice = this.slices.get(key);
+      if (slice !== undefined && this.optedIn(slice.namespace)) return true;
+    }
+    return false;
+  }
+
   /** Whether any slice lists `uid` (opted in or not). */
   has(uid: string): boolean {
     return this.slicesOf.has(uid);
