@@ -72,6 +72,7 @@ export class Agent {
       config, netlink, kube, clock, logger, metrics, events, plan: planner,
       liveHolder: holderOf,
       holderOf,
+      ownership: { owns: (p, a, port) => endpoints.index.owns(p, a, port), ownedTargets: () => endpoints.index.ownedTargets(), serviceOf: (p, a, port) => endpoints.index.serviceOf(p, a, port) },
       heldLocally: (addresses) => new Set(addresses.filter((a) => cache.liveHolder(a, clock.now()) !== undefined || endpoints.index.holdersOf(a) !== undefined)),
       watchedIps: () => {
         const ips = new Set<string>();

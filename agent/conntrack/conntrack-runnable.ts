@@ -18,6 +18,7 @@ import { Topic } from '../topic.js';
 import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
 import { IndexedConntrack } from './indexed-conntrack.js';
 import type { RunningJanitor, ScanReport, StaleJanitor } from './janitor/index.js';
+import type { Ownership } from '../../src/stale/index.js';
 import type { RawSlice } from '../../src/endpoints/slice-view.js';
 import { TargetFlush, type TargetFlushRequest } from './target-flush.js';
 
@@ -44,6 +45,8 @@ export interface ConntrackOptions {
   holderOf: (address: string, uid: string) => string | undefined;
   /** Of these addresses, those a current endpoint or a live local pod holds (the restart sweep asks the API about the rest). */
   heldLocally: (addresses: readonly string[]) => Set<string>;
+  /** Who owns a target, from the endpoints' own view of the slices: the sweep and the janitor keep no second index of the cluster. */
+  ownership: Ownership;
 }
 
 export class ConntrackRunnable implements Runnable {
@@ -164,6 +167,7 @@ export class ConntrackRunnable implements Runnable {
           return held;
         },
         scanned: (report) => this.onSweep(report),
+        ownership: this.options.ownership,
       });
       this.stale = janitor;
       if (config.janitor) {
@@ -217,7 +221,9 @@ export class ConntrackRunnable implements Runnable {
     if (this.options.config.janitor || report.waiting > 0 || this.sweepDone) return;
     this.sweepDone = true;
     this.options.logger.info({ deleted: report.deleted, scanned: report.scanned }, 'restart sweep done: entries of addresses no endpoint or local pod holds were deleted');
-    void this.stale?.stop();
+    const sweep = this.stale;
+    this.stale = undefined;
+    void sweep?.stop();
   }
 
   private onFlushed(uid: string, report: FlushReport): void {

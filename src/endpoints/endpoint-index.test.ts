@@ -79,3 +79,16 @@ test('a readiness flip in a big slice touches that endpoint only', () => {
   assert.deepEqual([...index.changedBy(viewSlice(slice('big', { endpoints: many.slice(1) })))], ['u0'], 'a removal');
   assert.equal(index.changedBy(viewSlice(slice('big', { endpoints: many, ports: [[9090, 'TCP']] }))).size, 100, 'ports changed: all');
 });
+
+test('ownership for the restart sweep: owns by address, port and protocol; a slice without ports owns every port', () => {
+  const index = new EndpointIndex(() => false);
+  index.upsert(viewSlice(slice('dns', { service: 'dns', ports: [[53, 'UDP']], endpoints: [{ uid: 'u1', ip: '10.3.0.1' }] })));
+  index.upsert(viewSlice({ metadata: { name: 'raw', namespace: 'x' }, ports: [], endpoints: [{ addresses: ['10.3.0.2'], targetRef: { uid: 'u2' } }] }));
+  assert.equal(index.owns('udp', '10.3.0.1', 53), true);
+  assert.equal(index.owns('tcp', '10.3.0.1', 53), false);
+  assert.equal(index.owns('udp', '10.3.0.1', 54), false);
+  assert.equal(index.owns('tcp', '10.3.0.2', 9999), true);
+  assert.equal(index.owns('udp', '10.3.0.9', 53), false);
+  assert.equal(index.serviceOf('udp', '10.3.0.1', 53), 'shop/dns');
+  assert.deepEqual(index.ownedTargets().sort((a, b) => a.address.localeCompare(b.address)), [{ address: '10.3.0.1', protocol: 'udp', port: 53 }, { address: '10.3.0.2' }]);
+});

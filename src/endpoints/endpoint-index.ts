@@ -116,6 +116,48 @@ export class EndpointIndex {
     return out;
   }
 
+  /**
+   * Whether some slice lists `address` with this port and protocol (`protocol` as conntrack
+   * names it, lower-case); a slice without ports owns the address on every port. The restart
+   * sweep asks this instead of keeping a second index of the cluster.
+   */
+  owns(protocol: string, address: string, port: number | undefined): boolean {
+    for (const uid of this.holders.get(address)?.keys() ?? []) {
+      for (const key of this.slicesOf.get(uid) ?? []) {
+        const slice = this.slices.get(key);
+        if (slice === undefined || !slice.endpoints.some((e) => e.uid === uid && e.addresses.includes(address))) continue;
+        if (slice.ports.length === 0 || port === undefined) return true;
+        if (slice.ports.some((p) => p.port === port && p.protocol === protocol)) return true;
+      }
+    }
+    return false;
+  }
+
+  /** Every (address, port, protocol) a slice lists, once (the sweep's pre-filter in the kernel dump). */
+  ownedTargets(): Array<{ address: string; protocol?: string; port?: number }> {
+    const out = new Map<string, { address: string; protocol?: string; port?: number }>();
+    for (const slice of this.slices.values()) {
+      for (const e of slice.endpoints) {
+        for (const address of e.addresses) {
+          if (slice.ports.length === 0) out.set(`*/${address}`, { address });
+          for (const p of slice.ports) out.set(`${p.protocol}/${address}/${p.port}`, { address, protocol: p.protocol, port: p.port });
+        }
+      }
+    }
+    return [...out.values()];
+  }
+
+  /** The Service (`namespace/name`) of a slice listing this target, if any. */
+  serviceOf(protocol: string, address: string, port: number | undefined): string | undefined {
+    for (const uid of this.holders.get(address)?.keys() ?? []) {
+      for (const key of this.slicesOf.get(uid) ?? []) {
+        const slice = this.slices.get(key);
+        if (slice !== undefined && (port === undefined || slice.ports.some((p) => p.port === port && p.protocol === protocol))) return slice.service;
+      }
+    }
+    return undefined;
+  }
+
   /** The uids a slice lists now. */
   uidsOfSlice(key: string): string[] {
     return (this.slices.get(key)?.endpoints ?? []).map((e) => e.uid);

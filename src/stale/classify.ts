@@ -2,7 +2,7 @@ import { IPS_DST_NAT } from 'netlink-native/types';
 import type { ConntrackEntry, ConntrackEntryRef } from 'netlink-native/types';
 import { normalizeAddress } from './address.js';
 import { entryKey, entryRef, formatEndpoint } from './entry.js';
-import type { OwnershipIndex } from './ownership.js';
+import type { Ownership } from './ownership.js';
 
 /** Why an entry is or is not stale. */
 export type EntryVerdict = 'not-nat' | 'owned' | 'pod-ip' | 'stale';
@@ -46,7 +46,7 @@ export interface Classification {
  */
 export function classifyEntries(
   entries: Iterable<ConntrackEntry>,
-  ownership: OwnershipIndex,
+  ownership: Ownership,
   podIps: ReadonlySet<string>,
 ): Classification {
   const counts: Record<EntryVerdict, number> = { 'not-nat': 0, owned: 0, 'pod-ip': 0, stale: 0 };
@@ -74,7 +74,7 @@ export function classifyEntries(
   return { scanned, counts, stale };
 }
 
-export function classifyEntry(entry: ConntrackEntry, ownership: OwnershipIndex, podIps: ReadonlySet<string>): EntryVerdict {
+export function classifyEntry(entry: ConntrackEntry, ownership: Ownership, podIps: ReadonlySet<string>): EntryVerdict {
   if ((entry.status & IPS_DST_NAT) === 0) return 'not-nat';
   if (ownership.owns(entry.protocol, entry.reply.src, entry.reply.srcPort)) return 'owned';
   if (podIps.has(normalizeAddress(entry.reply.src))) return 'pod-ip';
@@ -82,7 +82,7 @@ export function classifyEntry(entry: ConntrackEntry, ownership: OwnershipIndex, 
 }
 
 /** Groups stale entries by service (original destination address:port and protocol), largest group first. */
-export function groupByService(stale: readonly StaleEntry[], ownership?: OwnershipIndex): StaleGroup[] {
+export function groupByService(stale: readonly StaleEntry[], ownership?: Ownership): StaleGroup[] {
   const groups = new Map<string, StaleGroup>();
   for (const entry of stale) {
     const id = `${entry.protocol}|${formatEndpoint(entry.service.address, entry.service.port)}`;
@@ -109,7 +109,7 @@ export interface PrefilterCounts {
  * Classifies the candidates of a pre-filtered dump (DNAT'ed, not owned by the targets the filter
  * was given) and adds the filter's counts: the same result as classifyEntries over the whole dump.
  */
-export function classifyCandidates(candidates: Iterable<ConntrackEntry>, prefilter: PrefilterCounts, ownership: OwnershipIndex, podIps: ReadonlySet<string>): Classification {
+export function classifyCandidates(candidates: Iterable<ConntrackEntry>, prefilter: PrefilterCounts, ownership: Ownership, podIps: ReadonlySet<string>): Classification {
   return combineCandidates([classifyEntries(candidates, ownership, podIps)], prefilter);
 }
 

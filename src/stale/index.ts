@@ -1,6 +1,6 @@
 export { normalizeAddress } from './address.js';
 export { pruneEndpointSlice, SERVICE_NAME_LABEL, serviceNameOf, sliceKey, type EndpointSliceLike } from './endpoint-slice.js';
-export { OwnershipIndex } from './ownership.js';
+export { OwnershipIndex, type Ownership } from './ownership.js';
 export { entryKey, entryRef, formatEndpoint } from './entry.js';
 export { classifyCandidates, classifyEntries, combineCandidates, classifyEntry, excludePodIps, groupByService, type PrefilterCounts, type Classification, type EntryVerdict, type StaleEntry, type StaleGroup } from './classify.js';
 export { GraceTracker } from './grace.js';

@@ -12,7 +12,14 @@ import { serviceNameOf, sliceKey, type EndpointSliceLike } from './endpoint-slic
  * Incremental: `upsert`/`remove` by slice, with reference counts, so a watch event costs the
  * size of one slice and not of the whole cluster.
  */
-export class OwnershipIndex {
+/** What the stale classification asks of the endpoints: who owns a target, every owned target, a target's Service. */
+export interface Ownership {
+  owns(protocol: string, address: string, port: number | undefined): boolean;
+  ownedTargets(): Array<{ address: string; protocol?: string; port?: number }>;
+  serviceOf(protocol: string, address: string, port: number | undefined): string | undefined;
+}
+
+export class OwnershipIndex implements Ownership {
   private readonly slices = new Map<string, SliceTargets>();
   /** One lookup per entry: address -> who owns which protocol/port there (reference counts). */
   private readonly byAddress = new Map<string, AddressOwners>();

@@ -1,6 +1,6 @@
 import type { ConntrackApi, ConntrackEntry } from 'netlink-native/types';
 import { classifyEntries, combineCandidates, type Classification } from './classify.js';
-import type { OwnershipIndex } from './ownership.js';
+import type { Ownership } from './ownership.js';
 
 /** EndpointSlice protocols (lower case) that a conntrack scan can tell apart. */
 const SCAN_PROTOCOLS = ['tcp', 'udp', 'sctp'] as const;
@@ -23,7 +23,7 @@ export interface StaleScanResult {
  * protocol conntrack cannot name is passed as "every protocol" (the safe reading: never calls
  * such an address stale).
  */
-export async function scanStaleEntries(api: DnatScanner, ownership: OwnershipIndex, podIps: ReadonlySet<string>): Promise<StaleScanResult> {
+export async function scanStaleEntries(api: DnatScanner, ownership: Ownership, podIps: ReadonlySet<string>): Promise<StaleScanResult> {
   const ownedTargets = ownership.ownedTargets().map((t) => {
     const protocol = SCAN_PROTOCOLS.find((p) => p === t.protocol);
     return protocol === undefined ? { address: t.address } : { address: t.address, protocol, ...(t.port === undefined ? {} : { port: t.port }) };

@@ -14,7 +14,7 @@
  */
 import type { Logger } from 'pino';
 import type { ConntrackApi } from 'netlink-native/types';
-import { excludePodIps, formatEndpoint, GraceTracker, groupByService, OwnershipIndex, planDeletion, scanStaleEntries, type Classification, type EndpointSliceLike, type StaleEntry } from '../../../src/stale/index.js';
+import { excludePodIps, formatEndpoint, GraceTracker, groupByService, OwnershipIndex, planDeletion, scanStaleEntries, type Classification, type EndpointSliceLike, type Ownership, type StaleEntry } from '../../../src/stale/index.js';
 import type { Clock, TimerHandle } from '../../../kube/clock.js';
 import type { JanitorMetrics } from './metrics.js';
 
@@ -31,6 +31,11 @@ export interface JanitorOptions {
   removalDelayMs?: number;
   /** After each scan, with its report. */
   scanned?: (report: ScanReport) => void;
+  /**
+   * Who owns a target, from the caller's own view of the slices (the agent's EndpointIndex):
+   * then the janitor keeps no index of its own and upsertSlice/removeSlice only time scans.
+   */
+  ownership?: Ownership;
 }
 
 export interface ScanReport {
@@ -45,7 +50,9 @@ export interface ScanReport {
 }
 
 export class StaleJanitor {
-  readonly ownership = new OwnershipIndex();
+  /** Its own index, fed by upsertSlice/removeSlice, unless the caller gave an ownership view. */
+  readonly index: OwnershipIndex | undefined;
+  readonly ownership: Ownership;
   private readonly grace: GraceTracker;
   private synced = false;
   private stopped = false;
@@ -59,22 +66,25 @@ export class StaleJanitor {
 
   constructor(private readonly options: JanitorOptions) {
     this.grace = new GraceTracker(options.graceMs);
+    this.index = options.ownership === undefined ? new OwnershipIndex() : undefined;
+    this.ownership = options.ownership ?? (this.index as OwnershipIndex);
   }
 
   // ---- slice events (from SliceWatch) ----
   upsertSlice(slice: EndpointSliceLike): void {
-    if (this.ownership.upsert(slice).removed > 0) this.scanSoon(this.options.removalDelayMs ?? 100);
+    // Without an index of its own, an endpoint's removal is not seen here: the interval scan finds it.
+    if ((this.index?.upsert(slice).removed ?? 0) > 0) this.scanSoon(this.options.removalDelayMs ?? 100);
   }
 
   /** A slice deleted (or its `namespace/name`). */
   removeSlice(slice: EndpointSliceLike | string): void {
-    if (this.ownership.remove(slice).removed > 0) this.scanSoon(this.options.removalDelayMs ?? 100);
+    if ((this.index?.remove(slice).removed ?? 1) > 0) this.scanSoon(this.options.removalDelayMs ?? 100);
   }
 
   markSynced(): void {
     if (this.synced) return;
     this.synced = true;
-    this.options.logger.info({ slices: this.ownership.sliceCount, targets: this.ownership.targetCount, graceMs: this.options.graceMs, intervalMs: this.options.intervalMs }, 'janitor: endpoint slices synced, scanning');
+    this.options.logger.info({ slices: this.index?.sliceCount, targets: this.index?.targetCount, graceMs: this.options.graceMs, intervalMs: this.options.intervalMs }, 'janitor: endpoint slices synced, scanning');
     this.scanSoon(0);
   }
 
