@@ -73,7 +73,7 @@ export class Agent {
       liveHolder: holderOf,
       holderOf,
       ownership: { owns: (p, a, port) => endpoints.index.owns(p, a, port), ownedTargets: () => endpoints.index.ownedTargets(), serviceOf: (p, a, port) => endpoints.index.serviceOf(p, a, port) },
-      heldLocally: (addresses) => new Set(addresses.filter((a) => cache.liveHolder(a, clock.now()) !== undefined || endpoints.index.holdersOf(a) !== undefined)),
+      heldLocally: (addresses) => new Set(addresses.filter((a) => cache.liveHolder(a, clock.now()) !== undefined || endpoints.index.holderUids(a).length > 0)),
       watchedIps: () => {
         const ips = new Set<string>();
         cache.forEachIp((ip) => ips.add(ip));

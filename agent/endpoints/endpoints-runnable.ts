@@ -152,7 +152,7 @@ export class EndpointsRunnable implements Runnable {
 
   /** Another pod than `uid` listed with `address` now (IP reuse), or undefined. */
   holderOf(address: string, uid: string): string | undefined {
-    for (const holder of this.index.holdersOf(address)?.keys() ?? []) if (holder !== uid) return holder;
+    for (const holder of this.index.holderUids(address)) if (holder !== uid) return holder;
     return undefined;
   }
 

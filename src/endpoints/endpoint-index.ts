@@ -34,8 +34,11 @@ export class EndpointIndex {
   private readonly slices = new Map<string, SliceView>();
   /** uid -> the slices listing it. */
   private readonly slicesOf = new Map<string, string[]>();
-  /** address -> uid -> how many slices list that uid with that address. */
-  private readonly holders = new Map<string, Map<string, number>>();
+  /**
+   * address -> who lists it: one uid listed once (the common case: a string, no Map per
+   * address), or uid -> how many slices list that uid with that address.
+   */
+  private readonly holders = new Map<string, string | Map<string, number>>();
   /** namespace -> its slices (an opt-in change touches them). */
   private readonly byNamespace = new Map<string, Set<string>>();
 
@@ -122,7 +125,7 @@ export class EndpointIndex {
    * sweep asks this instead of keeping a second index of the cluster.
    */
   owns(protocol: string, address: string, port: number | undefined): boolean {
-    for (const uid of this.holders.get(address)?.keys() ?? []) {
+    for (const uid of this.holderUids(address)) {
       for (const key of this.slicesOf.get(uid) ?? []) {
         const slice = this.slices.get(key);
         if (slice === undefined || !slice.endpoints.some((e) => e.uid === uid && e.addresses.includes(address))) continue;
@@ -149,7 +152,7 @@ export class EndpointIndex {
 
   /** The Service (`namespace/name`) of a slice listing this target, if any. */
   serviceOf(protocol: string, address: string, port: number | undefined): string | undefined {
-    for (const uid of this.holders.get(address)?.keys() ?? []) {
+    for (const uid of this.holderUids(address)) {
       for (const key of this.slicesOf.get(uid) ?? []) {
         const slice = this.slices.get(key);
         if (slice !== undefined && (port === undefined || slice.ports.some((p) => p.port === port && p.protocol === protocol))) return slice.service;
@@ -179,7 +182,14 @@ export class EndpointIndex {
 
   /** The uids of the current endpoints with `address` (IP reuse: such an address is never flushed for another pod). */
   holdersOf(address: string): ReadonlyMap<string, number> | undefined {
-    return this.holders.get(address);
+    const h = this.holders.get(address);
+    return typeof h === 'string' ? new Map([[h, 1]]) : h;
+  }
+
+  /** The uids of the current endpoints with `address`. */
+  holderUids(address: string): readonly string[] {
+    const h = this.holders.get(address);
+    return h === undefined ? [] : typeof h === 'string' ? [h] : [...h.keys()];
   }
 
   /** The pod merged over its opted-in slices; undefined when none lists it. */
@@ -223,15 +233,18 @@ export class EndpointIndex {
   }
 
   private count(address: string, uid: string, delta: number): void {
-    let byUid = this.holders.get(address);
-    if (byUid === undefined) {
-      if (delta < 0) return;
-      this.holders.set(address, (byUid = new Map<string, number>()));
+    const h = this.holders.get(address);
+    if (h === undefined) {
+      if (delta > 0) this.holders.set(address, delta === 1 ? uid : new Map([[uid, delta]]));
+      return;
     }
+    const byUid = typeof h === 'string' ? new Map([[h, 1]]) : h;
     const n = (byUid.get(uid) ?? 0) + delta;
     if (n > 0) byUid.set(uid, n);
     else byUid.delete(uid);
     if (byUid.size === 0) this.holders.delete(address);
+    else if (byUid.size === 1 && byUid.values().next().value === 1) this.holders.set(address, byUid.keys().next().value as string);
+    else if (byUid !== h) this.holders.set(address, byUid);
   }
 }
 
