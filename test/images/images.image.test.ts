@@ -42,8 +42,14 @@ const NS = `cdimg-${process.pid}`;
 const METRICS_PORT = 19902;
 const PROBES_PORT = 19903;
 const DRAIN_PORT = 19901;
-/** What `npm run images` is asked for here; CONNDRAIN_IMAGE_PLATFORMS overrides (docs/testing.md). */
-const PLATFORMS = process.env.CONNDRAIN_IMAGE_PLATFORMS ?? 'linux/amd64,linux/arm64';
+/**
+ * What `npm run images` is asked for here: this machine's platform (its build is the one the
+ * tests above made, from the layer cache), so the push, pull-back and release path costs CI
+ * about a minute. CONNDRAIN_IMAGE_PLATFORMS=linux/amd64,linux/arm64 adds the emulated arm64
+ * build (its offline base, build-essential, npm ci, node-gyp and tsc under qemu-user: tens of
+ * minutes on a 2-core machine, docs/install.md), too long for CI's budget.
+ */
+const PLATFORMS = process.env.CONNDRAIN_IMAGE_PLATFORMS ?? `linux/${hostArch()}`;
 
 describe('the Dockerfiles', () => {
   it('default to the real upstream bases (Node 24); the tests override BASE/RUNTIME', () => {
