@@ -45,7 +45,7 @@ const DRAIN_PORT = 19901;
 /**
  * What `npm run images` is asked for here: this machine's platform (its build is the one the
  * tests above made, from the layer cache), so the push, pull-back and release path costs CI
- * about a minute. CONNDRAIN_IMAGE_PLATFORMS=linux/amd64,linux/arm64 adds the emulated arm64
+ * a few minutes (5.4 min on a loaded 2-core machine, mostly buildah re-checking its cache). CONNDRAIN_IMAGE_PLATFORMS=linux/amd64,linux/arm64 adds the emulated arm64
  * build (its offline base, build-essential, npm ci, node-gyp and tsc under qemu-user: tens of
  * minutes on a 2-core machine, docs/install.md), too long for CI's budget.
  */
