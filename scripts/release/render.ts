@@ -66,11 +66,56 @@ export function versionProblems(objects: ReleaseObject[], version: string): stri
   return problems;
 }
 
+/**
+ * What `npm run images -- --push` wrote (scripts/images/images.ts): per image its repository
+ * and the pushed manifest list's digest.
+ */
+export interface PushedImages {
+  version: string;
+  pushed: boolean;
+  images: Record<string, { repository: string; tag: string; digest?: string }>;
+}
+
+/** Reads an images file; throws when it is not a push of `version` covering both images. */
+export function readPushedImages(path: string, version: string): Map<string, string> {
+  const file = JSON.parse(readFileSync(path, 'utf8')) as PushedImages;
+  if (file.version !== version) throw new Error(`${path} is for version ${file.version}, not ${version}`);
+  if (!file.pushed) throw new Error(`${path}: the images were built but not pushed (npm run images -- --push)`);
+  const refs = new Map<string, string>();
+  for (const name of ['conndrain-agent', 'conndrain-webhook']) {
+    const image = file.images[name];
+    if (image?.digest === undefined || !/^sha256:[0-9a-f]{64}$/.test(image.digest)) throw new Error(`${path}: no pushed digest for ${name}`);
+    refs.set(name, `${image.repository}@${image.digest}`);
+  }
+  return refs;
+}
+
+/**
+ * The objects with every conndrain image (`.../conndrain-agent:<version>`, `.../conndrain-webhook:<version>`)
+ * replaced by `refs`' `repository@sha256:...`. Run after versionProblems, which checks the tags.
+ */
+export function pinImages(objects: ReleaseObject[], refs: ReadonlyMap<string, string>): ReleaseObject[] {
+  const visit = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(visit);
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => {
+      if (k === 'image' && typeof v === 'string') {
+        const name = /(?:^|\/)(conndrain-[a-z]+)(?::[^/@]+)?$/.exec(v)?.[1];
+        const ref = name === undefined ? undefined : refs.get(name);
+        if (ref !== undefined) return [k, ref];
+      }
+      return [k, visit(v)];
+    }));
+  };
+  return objects.map((o) => visit(o) as ReleaseObject);
+}
+
 /** The file's text: a header naming version and source, then the objects as one YAML stream. */
-export function releaseText(name: string, dir: string, objects: ReleaseObject[], version: string): string {
+export function releaseText(name: string, dir: string, objects: ReleaseObject[], version: string, refs?: ReadonlyMap<string, string>): string {
   const header = [
     `# conndrain ${version}: ${name} install (kubectl apply -f ${name}.yaml)`,
     `# Rendered by \`npm run release\` from \`kubectl kustomize ${dir}\`; CustomResourceDefinitions excluded.`,
+    ...(refs === undefined ? [] : [`# Images pinned to what \`npm run images -- --push\` pushed: ${[...refs.values()].join(', ')}`]),
   ].join('\n');
   return `${header}\n${objects.map((o) => `---\n${stringify(o, { lineWidth: 0 })}`).join('')}`;
 }

@@ -9,9 +9,16 @@
  *     and caBundle on the API stand-in.
  * The base is built offline (offline-base.sh) because no registry is reachable: Debian 12 with
  * this machine's Node, not the node:24/distroless images the Dockerfiles default to.
+ * Then `npm run images` (scripts/images) builds both for every platform it can (amd64 from the
+ * layer cache of the builds above; arm64 through qemu-user-static), pushes the manifest lists
+ * to a real registry on loopback (Debian's docker-registry), pulls them back with skopeo, runs
+ * `conndrain --version` in every image of every list, and `npm run release -- --images` pins
+ * the install files to the pushed digests.
  * Slow (a first build takes minutes, docs/install.md says how long): suite `image`.
  */
 import assert from 'node:assert/strict';
+import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
@@ -26,12 +33,23 @@ import { managedPod } from '../apiserver/pods.js';
 import { addNetns, API_PORT_IN_NODE, deleteNetns, getUnix, startRelay, until } from '../agent/node-netns.js';
 import { createTestCa, issueServingPair } from '../webhook/certs.js';
 import { buildImage, Container, imageToolsProblem, inspectImage, offlineBase, REPO, RunningImage } from './builder.js';
+import { LoopbackRegistry, registryToolsProblem } from './registry.js';
+import { hostArch } from '../../scripts/images/binfmt.js';
+import type { ImagesFile } from '../../scripts/images/images.js';
 
 const skip = imageToolsProblem() ?? false;
 const NS = `cdimg-${process.pid}`;
 const METRICS_PORT = 19902;
 const PROBES_PORT = 19903;
 const DRAIN_PORT = 19901;
+/**
+ * What `npm run images` is asked for here: this machine's platform (its build is the one the
+ * tests above made, from the layer cache), so the push, pull-back and release path costs CI
+ * a few minutes (5.4 min on a loaded 2-core machine, mostly buildah re-checking its cache). CONNDRAIN_IMAGE_PLATFORMS=linux/amd64,linux/arm64 adds the emulated arm64
+ * build (its offline base, build-essential, npm ci, node-gyp and tsc under qemu-user: tens of
+ * minutes on a 2-core machine, docs/install.md), too long for CI's budget.
+ */
+const PLATFORMS = process.env.CONNDRAIN_IMAGE_PLATFORMS ?? `linux/${hostArch()}`;
 
 describe('the Dockerfiles', () => {
   it('default to the real upstream bases (Node 24); the tests override BASE/RUNTIME', () => {
@@ -213,6 +231,103 @@ describe('images built with buildah', { skip, timeout: 60 * 60_000 }, () => {
       const ready = await call(port, 'GET', '/readyz', undefined, caPem, 'conndrain-webhook.conndrain-system.svc');
       assert.equal(ready.status, 200, ready.body);
       await webhook.stop('SIGTERM');
+    });
+  });
+  describe('npm run images -- --push to a registry on loopback, pulled back, run, pinned by npm run release', { skip: registryToolsProblem() ?? false }, () => {
+    const registry = new LoopbackRegistry();
+    const work = skip === false ? mkdtempSync(join(tmpdir(), 'cdpush-')) : '';
+    const pulled: string[] = [];
+    let images: SpawnSyncReturns<string> | undefined;
+    let seconds = 0;
+    let file: ImagesFile | undefined;
+    const tls = '--tls-verify=false';
+    const skopeo = (args: string[]): string => execFileSync('skopeo', args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 20 * 60_000 });
+
+    before(async () => {
+      await registry.start();
+      const started = Date.now();
+      images = spawnSync(process.execPath, ['--conditions=conndrain-source', '--import', 'tsx', join(REPO, 'scripts/images/images.ts'),
+        '--registry', registry.address, '--push', '--offline-base', tls, '--platforms', PLATFORMS, '--out', join(work, 'images.json')],
+      { cwd: REPO, encoding: 'utf8', timeout: 80 * 60_000, maxBuffer: 64 * 1024 * 1024 });
+      seconds = (Date.now() - started) / 1000;
+      if (images.status === 0) file = JSON.parse(readFileSync(join(work, 'images.json'), 'utf8')) as ImagesFile;
+    }, { timeout: 85 * 60_000 });
+
+    after(async () => {
+      for (const tag of pulled) spawnSync('buildah', ['rmi', tag], { stdio: 'ignore' });
+      await registry.stop();
+      rmSync(work, { recursive: true, force: true });
+    });
+
+    /** The platforms built: those asked for, less the ones the script skipped (with its reason). */
+    const built = (): string[] => PLATFORMS.split(',').filter((p) => file?.skipped[p] === undefined);
+
+    it('pushes one manifest list per image, holding every platform it could build; says why it skipped any', (t) => {
+      assert.equal(images?.status, 0, `npm run images failed:\n${images?.stderr ?? ''}`);
+      assert.ok(file !== undefined);
+      t.diagnostic(`npm run images (${PLATFORMS}): ${seconds.toFixed(0)} s; built ${built().join(', ')}${Object.keys(file.skipped).length === 0 ? '' : `; skipped ${JSON.stringify(file.skipped)}`}`);
+      assert.ok(built().includes(`linux/${hostArch()}`), 'this machine\'s platform is always built');
+      for (const [platform, reason] of Object.entries(file.skipped)) {
+        assert.ok(reason.length > 10, `${platform}: a reason`);
+        assert.ok(images.stderr.includes(`SKIPPING ${platform}: ${reason}`), `${platform}: printed`);
+      }
+      assert.equal(file.pushed, true);
+      assert.deepEqual(Object.keys(file.images).sort(), ['conndrain-agent', 'conndrain-webhook']);
+      for (const [name, image] of Object.entries(file.images)) {
+        assert.equal(image.repository, `${registry.address}/${name}`);
+        assert.match(image.digest ?? '', /^sha256:[0-9a-f]{64}$/);
+        // The registry serves the list under that digest, with one manifest per built platform.
+        const raw = skopeo(['inspect', '--raw', tls, `docker://${image.repository}@${image.digest ?? ''}`]);
+        assert.equal(`sha256:${createHash('sha256').update(raw).digest('hex')}`, image.digest, 'the digest is the list\'s');
+        const list = JSON.parse(raw) as { mediaType: string; manifests: Array<{ digest: string; platform: { os: string; architecture: string } }> };
+        assert.equal(list.mediaType, 'application/vnd.docker.distribution.manifest.list.v2+json');
+        assert.deepEqual(list.manifests.map((m) => `${m.platform.os}/${m.platform.architecture}`).sort(), built().sort());
+        assert.deepEqual(Object.fromEntries(list.manifests.map((m) => [`${m.platform.os}/${m.platform.architecture}`, m.digest])), image.platforms);
+        // And by tag.
+        assert.equal((JSON.parse(skopeo(['inspect', tls, '--raw', `docker://${image.repository}:${image.tag}`])) as { manifests: unknown[] }).manifests.length, built().length);
+      }
+    });
+
+    it('pulls every list back (skopeo copy --all) and runs `conndrain --version` in each platform\'s image', { timeout: 30 * 60_000 }, (t) => {
+      assert.ok(file !== undefined, 'npm run images failed');
+      const version = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
+      for (const [name, image] of Object.entries(file.images)) {
+        const layout = `oci:${join(work, name)}:pulled`;
+        skopeo(['copy', '--quiet', '--all', '--src-tls-verify=false', `docker://${image.repository}@${image.digest ?? ''}`, layout]);
+        for (const platform of built()) {
+          const arch = platform.split('/')[1] ?? '';
+          const tag = `localhost/conndrain-pulled-${name}:${arch}`;
+          skopeo(['copy', '--quiet', '--override-arch', arch, layout, `containers-storage:${tag}`]);
+          pulled.push(tag);
+          const config = inspectImage(tag);
+          const c = container(tag);
+          const started = Date.now();
+          const out = execFileSync('buildah', ['run', '--isolation', 'chroot', c.id, '--', ...config.entrypoint, '--version'], { encoding: 'utf8', timeout: 10 * 60_000 });
+          t.diagnostic(`${name} ${platform}: \`conndrain --version\` ${out.trim()} in ${Date.now() - started} ms`);
+          assert.equal(out.trim(), version);
+          // The image's Node (and the agent's addon) are that platform's machine code (ELF e_machine).
+          const machine = (path: string): number => readFileSync(join(c.root, path)).readUInt16LE(18);
+          const expected = { amd64: 62, arm64: 183 }[arch];
+          assert.equal(machine('usr/local/bin/node'), expected, `${name} ${platform}: node`);
+          if (name === 'conndrain-agent') assert.equal(machine('app/native/build/Release/netlink_native.node'), expected, `${name} ${platform}: addon`);
+        }
+      }
+    });
+
+    it('npm run release -- --images: every image of every install file is what was pushed, by digest', () => {
+      assert.ok(file !== undefined, 'npm run images failed');
+      const out = join(work, 'release');
+      const release = spawnSync(process.execPath, ['--conditions=conndrain-source', '--import', 'tsx', join(REPO, 'scripts/release/release.ts'), out, '--no-cli', '--images', join(work, 'images.json')], { cwd: REPO, encoding: 'utf8' });
+      assert.equal(release.status, 0, release.stderr);
+      const pushed = Object.values(file.images).map((i) => `${i.repository}@${i.digest ?? ''}`);
+      const yamls = readdirSync(out).filter((f) => f.endsWith('.yaml'));
+      assert.ok(yamls.length >= 10);
+      for (const yaml of yamls) {
+        const refs = [...readFileSync(join(out, yaml), 'utf8').matchAll(/^\s*image: (\S+)$/gm)].map((m) => m[1] ?? '');
+        assert.ok(refs.length >= 2, yaml);
+        for (const ref of refs) assert.ok(pushed.includes(ref), `${yaml}: ${ref} is not one of ${pushed.join(', ')}`);
+        assert.deepEqual([...new Set(refs)].sort(), pushed.sort(), `${yaml}: both images`);
+      }
     });
   });
 });

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -77,4 +77,57 @@ describe('npm run release', { skip: KUBECTL_MISSING }, () => {
       });
     });
   }
+});
+
+describe('npm run release -- --images FILE (what `npm run images -- --push` wrote)', { skip: KUBECTL_MISSING }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cdrelimg-'));
+  const version = packageVersion();
+  const digest = (c: string): string => `sha256:${c.repeat(64)}`;
+  const imagesFile = (overrides: Record<string, unknown> = {}): string => {
+    const path = join(dir, `images-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(path, JSON.stringify({
+      version, registry: 'registry.example:5000/team', pushed: true, skipped: {},
+      images: {
+        'conndrain-agent': { repository: 'registry.example:5000/team/conndrain-agent', tag: version, digest: digest('a'), platforms: { 'linux/amd64': digest('1') } },
+        'conndrain-webhook': { repository: 'registry.example:5000/team/conndrain-webhook', tag: version, digest: digest('b'), platforms: { 'linux/amd64': digest('2') } },
+      },
+      ...overrides,
+    }));
+    return path;
+  };
+  const release = (out: string, file: string): ReturnType<typeof spawnSync> =>
+    spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'scripts/release/release.ts'), out, '--no-cli', '--images', file], { cwd: REPO_ROOT, encoding: 'utf8' });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('pins every image of every file to the pushed manifest list, and changes nothing else', () => {
+    const out = join(dir, 'pinned');
+    const run = release(out, imagesFile());
+    assert.equal(run.status, 0, String(run.stderr));
+    const expected: Record<string, string> = {
+      'ghcr.io/conndrain/conndrain-agent': `registry.example:5000/team/conndrain-agent@${digest('a')}`,
+      'ghcr.io/conndrain/conndrain-webhook': `registry.example:5000/team/conndrain-webhook@${digest('b')}`,
+    };
+    for (const [name, kustomization] of RELEASE_OVERLAYS) {
+      const text = readFileSync(join(out, `${name}.yaml`), 'utf8');
+      assert.match(text, /^# Images pinned to what `npm run images -- --push` pushed: /m);
+      const objects = parseAllDocuments(text).map((d) => d.toJS() as KubeObject).filter((o) => o !== null);
+      const images = objects.flatMap((o) => [...JSON.stringify(o).matchAll(/"image":"([^"]+)"/g)].map((m) => m[1] ?? ''));
+      assert.ok(images.length >= 2, name);
+      for (const image of images) assert.ok(Object.values(expected).includes(image), `${name}: ${image}`);
+      // Otherwise exactly kubectl kustomize's objects: put the tags back and compare.
+      const unpinned = JSON.parse(JSON.stringify(objects).replace(/"image":"([^"]+)@sha256:[0-9a-f]{64}"/g, (_m, repo: string) =>
+        `"image":"${Object.entries(expected).find(([, ref]) => ref.startsWith(`${repo}@`))?.[0] ?? repo}:${version}"`)) as KubeObject[];
+      assert.deepEqual(unpinned, render(kustomization).filter((o) => o.kind !== 'CustomResourceDefinition'), name);
+    }
+  });
+
+  it('refuses a file that was not pushed, or is of another version, and writes nothing', () => {
+    for (const [overrides, message] of [[{ pushed: false }, /not pushed/], [{ version: '0.0.1' }, /is for version 0\.0\.1/]] as const) {
+      const out = join(dir, `refused-${String(message)}`.replace(/[^a-z0-9-]/gi, ''));
+      const run = release(out, imagesFile(overrides));
+      assert.equal(run.status, 1);
+      assert.match(String(run.stderr), message);
+      assert.throws(() => readdirSync(out));
+    }
+  });
 });
