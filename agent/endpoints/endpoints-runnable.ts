@@ -196,6 +196,9 @@ export class EndpointsRunnable implements Runnable {
   }
 
   private apply(touched: Iterable<string>, before: ReadonlyMap<string, MergedEndpoint | undefined>, optedOut = false): void {
+    // Until the opted-in namespaces are listed, every slice looks opted out: the index learns, the
+    // plan waits (maybeListed plans every endpoint once), or a resumed hold would be released.
+    if (!this.namespaces.synced) return;
     const now = this.options.clock.now();
     for (const uid of touched) this.planner.changed(uid, before.get(uid), this.index.merged(uid), now, optedOut);
     this.afterChange();
@@ -214,6 +217,11 @@ export class EndpointsRunnable implements Runnable {
   private maybeListed(): void {
     if (!this.isSynced || this.announced) return;
     this.announced = true;
+    const now = this.options.clock.now();
+    for (const uid of this.index.uids()) {
+      const merged = this.index.merged(uid);
+      this.planner.changed(uid, undefined, merged, now, merged === undefined);
+    }
     this.planner.settleResumed((uid) => this.index.merged(uid)?.draining === true);
     this.options.logger.info({ slices: this.index.sliceCount, endpoints: this.index.endpointCount, namespaces: this.optedIn.size }, 'endpoints: EndpointSlices and opted-in namespaces listed');
     this.listed.publish();
