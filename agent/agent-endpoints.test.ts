@@ -161,3 +161,20 @@ test('a host-network pod of this node: held by its slice\'s port, flushed by it,
     await n.agent.stop();
   }
 });
+
+test('a pod that left its slices while the watch was down, last seen serving: one GET of the pod says it died, so every protocol is flushed', async () => {
+  server.putPod(managedPod({ name: 'g1', nodeName: 'node-b', ips: ['10.60.4.1'], uid: 'uid-g1' }));
+  const n = await nodeA([]);
+  try {
+    await traffic(n.ct, '10.60.4.1');
+    server.stallWatches(true);
+    server.modifyPod('shop', 'g1', (p) => markDeleting(p, 1));
+    server.deletePod('shop', 'g1');
+    server.expireResourceVersions(); // the watch comes back to a 410: a relist, which no longer lists g1
+    server.stallWatches(false);
+    await until('TCP flushed too', () => serviceEntries(n.ct, '10.60.4.1', 'tcp') === 0, 10_000);
+  } finally {
+    server.stallWatches(false);
+    await n.agent.stop();
+  }
+});

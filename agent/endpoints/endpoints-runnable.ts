@@ -18,6 +18,7 @@ import type { PodRecord } from '../../src/drain-plan.js';
 import type { Clock, TimerHandle } from '../../kube/clock.js';
 import type { KubeConnection } from '../../kube/connection.js';
 import { RestartingListWatch } from '../../kube/list-watch.js';
+import { KubeRequestError, kubeRequest } from '../../kube/request.js';
 import type { WatchListMode } from '../../kube/watch-list.js';
 import type { DrainingPod } from '../ipvs/ipvs-hold.js';
 import type { Runnable } from '../runnable.js';
@@ -283,10 +284,32 @@ export class EndpointsRunnable implements Runnable {
     if (this.stopped) return;
     const flushes = this.planner.takeDue(now);
     for (const f of flushes) {
-      this.options.metrics.endpointFlushes.inc({ scope: f.scope });
-      this.options.logger.info({ pod: f.key, why: f.why, scope: f.scope, targets: f.targets.length }, 'endpoint gone from every EndpointSlice: flushing its conntrack entries on this node');
-      this.flushes.publish(f);
+      if (f.scope === 'udp-sctp') void this.confirmGone(f).then((gone) => this.publishFlush(gone ? { ...f, scope: 'all', why: 'left-after-draining' } : f));
+      else this.publishFlush(f);
     }
     this.afterChange();
+  }
+
+  /**
+   * An endpoint that left its slices while serving (its Service deleted, a label changed, or a
+   * terminating state this agent missed in a watch gap): one GET of its pod tells. Gone (404, or
+   * another pod under that name) is proof it died: every protocol. Any doubt keeps UDP/SCTP only.
+   */
+  private async confirmGone(f: EndpointFlush): Promise<boolean> {
+    const at = f.key.indexOf('/');
+    if (at < 0 || f.uid.includes('/')) return false;
+    try {
+      const pod = (await kubeRequest(this.options.kube, 'GET', `/api/v1/namespaces/${encodeURIComponent(f.key.slice(0, at))}/pods/${encodeURIComponent(f.key.slice(at + 1))}`)) as { metadata?: { uid?: string }; status?: { phase?: string } } | undefined;
+      return pod?.metadata?.uid !== f.uid || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+    } catch (error) {
+      return error instanceof KubeRequestError && error.statusCode === 404;
+    }
+  }
+
+  private publishFlush(f: EndpointFlush): void {
+    if (this.stopped) return;
+    this.options.metrics.endpointFlushes.inc({ scope: f.scope });
+    this.options.logger.info({ pod: f.key, why: f.why, scope: f.scope, targets: f.targets.length }, 'endpoint gone from every EndpointSlice: flushing its conntrack entries on this node');
+    this.flushes.publish(f);
   }
 }
