@@ -87,7 +87,11 @@ describe('directional conntrack zones on the kernel', { skip }, () => {
     const endpoints = join(tmpdir(), `cdct-zones-eps-${process.pid}.yaml`);
     try {
       assert.equal((await insertConntrackForTest(api, zonedSpecs(true))).created, 6);
-      writeFileSync(endpoints, 'apiVersion: v1\nkind: List\nitems: []\n'); // nothing owns the DNAT targets: all six are stale
+      // Only the API server's own slice (never empty in a cluster, and `stale --delete` refuses an empty inventory): nothing owns the DNAT targets, all six are stale.
+      writeFileSync(endpoints, [
+        'apiVersion: discovery.k8s.io/v1', 'kind: EndpointSlice', 'metadata: { name: kubernetes, namespace: default, labels: { kubernetes.io/service-name: kubernetes } }',
+        'addressType: IPv4', 'ports: [{ name: https, port: 6443, protocol: TCP }]', 'endpoints: [{ addresses: [192.0.2.250] }]', '',
+      ].join('\n'));
       const r = runCli(['stale', '--netns', ns, '--endpoints', endpoints, '--delete', '--json']);
       assert.equal(r.status, 0, r.stderr);
       const out = JSON.parse(r.stdout) as { delete: { requested: number; deleted: number; alreadyGone: number; failed: number; remaining: number } };
