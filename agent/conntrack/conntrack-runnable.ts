@@ -61,7 +61,7 @@ export class ConntrackRunnable implements Runnable {
   private readonly targets: TargetFlush;
   /** The ownership index of the restart sweep (and of the janitor when --janitor is on), fed by the endpoints runnable. */
   private stale: StaleJanitor | undefined;
-  /** The sweep is done (no --janitor): slices are no longer fed to it. */
+  /** The sweep is done (no --janitor): its janitor was dropped (`stale` undefined). */
   private sweepDone = false;
   /** The conntrack event index, when --conntrack-events is on and it opened. */
   private indexed: IndexedConntrack | undefined;
@@ -117,11 +117,11 @@ export class ConntrackRunnable implements Runnable {
 
   /** A slice arrived or changed (the restart sweep's and the janitor's ownership index). */
   sliceUpserted(slice: RawSlice): void {
-    if (!this.sweepDone) this.stale?.upsertSlice(slice);
+    this.stale?.upsertSlice(slice);
   }
 
   sliceRemoved(key: string): void {
-    if (!this.sweepDone) this.stale?.removeSlice(key);
+    this.stale?.removeSlice(key);
   }
 
   /**

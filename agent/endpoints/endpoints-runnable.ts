@@ -90,7 +90,7 @@ export class EndpointsRunnable implements Runnable {
       {
         upsert: (slice) => this.upsertSlice(slice),
         remove: (key) => this.removeSlice(key),
-        keys: () => this.sliceKeys(),
+        keys: () => this.index.sliceKeys(),
         synced: () => this.maybeListed(),
         restarting: restarting('EndpointSlice'),
         relisting: (delayMs) => log.info({ retryInMs: delayMs }, 'EndpointSlice watch: resourceVersion too old (410 Gone); relisting'),
@@ -165,15 +165,8 @@ export class EndpointsRunnable implements Runnable {
     this.planner.resume(records);
   }
 
-  private *sliceKeys(): IterableIterator<string> {
-    yield* this.sliceKeySet;
-  }
-
-  private readonly sliceKeySet = new Set<string>();
-
   private upsertSlice(raw: RawSlice): void {
     const view = viewSlice(raw);
-    this.sliceKeySet.add(view.key);
     this.options.sliceUpserted?.(raw);
     const changed = this.index.changedBy(view);
     const before = this.mergedOf(changed);
@@ -182,7 +175,6 @@ export class EndpointsRunnable implements Runnable {
   }
 
   private removeSlice(key: string): void {
-    this.sliceKeySet.delete(key);
     this.options.sliceRemoved?.(key);
     const uids = this.index.uidsOfSlice(key);
     const before = this.mergedOf(uids);

@@ -52,6 +52,11 @@ export class EndpointIndex {
     return this.slicesOf.size;
   }
 
+  /** The keys of the slices held (what a relist compares against). */
+  sliceKeys(): IterableIterator<string> {
+    return this.slices.keys();
+  }
+
   /** Every uid the slices list (tests; the restart sweep's owners come from the ownership index). */
   uids(): IterableIterator<string> {
     return this.slicesOf.keys();
