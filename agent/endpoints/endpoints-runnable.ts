@@ -166,7 +166,7 @@ export class EndpointsRunnable implements Runnable {
   }
 
   private upsertSlice(raw: RawSlice): void {
-    const view = viewSlice(raw);
+    const view = viewSlice(raw, this.index.intern);
     this.options.sliceUpserted?.(raw);
     const changed = this.index.changedBy(view);
     const before = this.mergedOf(changed);

@@ -20,3 +20,17 @@ test('deadline queue: pops exactly the due keys, earliest first, whatever the pu
     }),
   );
 });
+
+test('deadline queue: dropStale removes stale earliest deadlines and stops at the first live one', () => {
+  const q = new DeadlineQueue();
+  q.push(30, 'live-late');
+  q.push(10, 'gone');
+  q.push(20, 'live');
+  q.push(5, 'updated');
+  const live = new Map([['live', 20], ['live-late', 30], ['updated', 40]]);
+  q.dropStale((key, at) => live.get(key) !== at);
+  assert.equal(q.next, 20);
+  assert.equal(q.nextKey, 'live');
+  assert.equal(q.size, 2);
+  assert.deepEqual(q.popDue(100), ['live', 'live-late']);
+});

@@ -29,6 +29,16 @@ export class DeadlineQueue {
     }
   }
 
+  /** The key of the earliest deadline, or undefined when empty. */
+  get nextKey(): string | undefined {
+    return this.keys[0];
+  }
+
+  /** Drops the earliest deadlines while `stale(key, atMs)` says nothing is due for them any more. */
+  dropStale(stale: (key: string, atMs: number) => boolean): void {
+    while (this.at.length > 0 && stale(this.keys[0] as string, this.at[0] as number)) this.removeTop();
+  }
+
   /** Removes and returns every key due at or before `nowMs`, earliest first. */
   popDue(nowMs: number): string[] {
     const out: string[] = [];

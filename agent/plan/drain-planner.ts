@@ -62,8 +62,13 @@ export class DrainPlanner {
     return this.dirty.size;
   }
 
-  /** When the earliest deleting pod's grace elapses (a re-plan is due then). */
+  /**
+   * When the earliest deleting pod's grace elapses (a re-plan is due then). A deadline whose pod
+   * is no longer draining with that grace (DELETED came first, or it was updated) is dropped
+   * here: a due deadline costs a resync of this node's pods, so a stale one must not.
+   */
   get nextDeadline(): number | undefined {
+    this.deadlines.dropStale((uid, atMs) => this.records.get(uid)?.state !== 'draining' || this.cache.view(uid)?.goneAtMs !== atMs);
     return this.deadlines.next;
   }
 

@@ -25,14 +25,14 @@
  * - watch event -> weight 0 on the pod's IPVS real servers (p50/p99), for every drain, this
  *   node's pods and other nodes' (those come from slice updates) apart;
  * - DELETED -> its conntrack flush (p50/p99), this node's pods and other nodes' apart (other
- *   nodes' wait for `--endpoint-debounce`, the DaemonSet's or the agent's default 2s);
+ *   nodes' wait for `--endpoint-debounce`, the DaemonSet's or the agent's default);
  * - lost work: drains never held, gone pods never flushed, preStop calls not answered 200;
  * - the API bytes the agent and the kube-proxy received, for the first state (all before the
  *   churn) and during the churn.
  *
  *   node --import tsx --conditions=conndrain-source bench/scale/run.ts [--pods 10000,150000]
  *     [--mix rollout,readiness-storm,ip-churn] [--seconds 60] [--rate 200] [--services 2000]
- *     [--endpoint-debounce 2s] [--rollout 10000] [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
+ *     [--endpoint-debounce 500ms] [--rollout 10000] [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
  *     [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR]
  *
  * With two sizes, each mix's CPU per event at the larger over the smaller is printed.
@@ -70,7 +70,7 @@ const SECONDS = Number(arg('seconds', '60'));
 const MIXES = arg('mix', 'rollout').split(',') as Mix[];
 type Mix = 'rollout' | 'readiness-storm' | 'ip-churn';
 for (const mix of MIXES) if (!['rollout', 'readiness-storm', 'ip-churn'].includes(mix)) throw new Error(`bench/scale: unknown --mix ${mix}`);
-/** `--endpoint-debounce D`: the agent's flag of that name (by default the DaemonSet's, else the agent's default, 2s). */
+/** `--endpoint-debounce D`: the agent's flag of that name (by default the DaemonSet's, else the agent's default). */
 const DEBOUNCE = args.includes('--endpoint-debounce') ? arg('endpoint-debounce', '') : undefined;
 const FLIP_EVERY = 5;
 /** `--cpu-prof DIR`: the agent child writes a V8 CPU profile there (profiling). */

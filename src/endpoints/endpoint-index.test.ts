@@ -50,7 +50,7 @@ test('an endpoint moving between slices stays known; removal touches its uid; ad
   index.upsert(viewSlice(slice('web-a', { endpoints: [{ uid: 'u1', ip: '10.1.0.1' }, { uid: 'u2', ip: '10.1.0.2' }] })));
   index.upsert(viewSlice(slice('web-b', { endpoints: [{ uid: 'u2', ip: '10.1.0.2' }] })));
   const touched = index.upsert(viewSlice(slice('web-a', { endpoints: [{ uid: 'u1', ip: '10.1.0.1' }] })));
-  assert.deepEqual([...touched].sort(), ['u1', 'u2']);
+  assert.deepEqual([...touched].sort(), ['u2'], 'u1 unchanged in web-a: not touched');
   assert.ok(index.merged('u2') !== undefined, 'still in web-b');
   assert.deepEqual([...(index.holdersOf('10.1.0.2')?.keys() ?? [])], ['u2']);
   index.remove('shop/web-b');
@@ -91,4 +91,23 @@ test('ownership for the restart sweep: owns by address, port and protocol; a sli
   assert.equal(index.owns('udp', '10.3.0.9', 53), false);
   assert.equal(index.serviceOf('udp', '10.3.0.1', 53), 'shop/dns');
   assert.deepEqual(index.ownedTargets().sort((a, b) => a.address.localeCompare(b.address)), [{ address: '10.3.0.1', protocol: 'udp', port: 53 }, { address: '10.3.0.2' }]);
+});
+
+test('a readiness flip keeps the strings the slice already had and touches only the flipped uid', () => {
+  const index = new EndpointIndex(() => true);
+  const many = Array.from({ length: 50 }, (_, i) => ({ uid: `u${i}`, ip: `10.4.0.${i}` }));
+  index.upsert(viewSlice(slice('big', { endpoints: many }), index.intern));
+  const flipped = viewSlice(slice('big', { endpoints: many.map((e, i) => (i === 7 ? { ...e, serving: false } : e)) }), index.intern);
+  assert.deepEqual([...index.changedBy(flipped)], ['u7']);
+  assert.deepEqual([...index.upsert(flipped)], ['u7']);
+  assert.equal(index.merged('u7')?.draining, true);
+  assert.equal(index.merged('u8')?.draining, false);
+  assert.deepEqual(index.holderUids('10.4.0.7'), ['u7']);
+  assert.equal(index.endpointCount, 50);
+  // An address change of a kept uid moves its holder; a reordered slice changes nothing.
+  const moved = viewSlice(slice('big', { endpoints: [...many].reverse().map((e, i) => (i === 0 ? { ...e, ip: '10.4.1.1' } : e)) }), index.intern);
+  assert.deepEqual([...index.upsert(moved)].sort(), ['u49', 'u7'], 'u49 moved address, u7 serving again');
+  assert.deepEqual(index.holderUids('10.4.0.49'), []);
+  assert.deepEqual(index.holderUids('10.4.1.1'), ['u49']);
+  assert.equal(index.merged('u1')?.key, 'shop/pod-u1');
 });

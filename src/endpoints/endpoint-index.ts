@@ -5,7 +5,7 @@
  * endpoints are also in), never of the cluster. Slices of namespaces that did not opt in are
  * kept (their addresses still count for the IP-reuse check) but merge to nothing.
  */
-import type { SliceEndpoint, SlicePort, SliceView } from './slice-view.js';
+import type { Intern, SliceView } from './slice-view.js';
 
 /** One (address, port, protocol) an endpoint serves: what a hold or a flush acts on. */
 export interface EndpointTarget {
@@ -32,8 +32,8 @@ export interface MergedEndpoint {
 
 export class EndpointIndex {
   private readonly slices = new Map<string, SliceView>();
-  /** uid -> the slices listing it. */
-  private readonly slicesOf = new Map<string, string[]>();
+  /** uid -> the slice (most pods are in one) or slices listing it. */
+  private readonly slicesOf = new Map<string, string | string[]>();
   /**
    * address -> who lists it: one uid listed once (the common case: a string, no Map per
    * address), or uid -> how many slices list that uid with that address.
@@ -41,6 +41,14 @@ export class EndpointIndex {
   private readonly holders = new Map<string, string | Map<string, number>>();
   /** namespace -> its slices (an opt-in change touches them). */
   private readonly byNamespace = new Map<string, Set<string>>();
+  private readonly names = new Map<string, string>();
+  /** Node names, one string each however many endpoints name them (pass to `viewSlice`). */
+  readonly intern: Intern = (s) => {
+    const known = this.names.get(s);
+    if (known !== undefined) return known;
+    this.names.set(s, s);
+    return s;
+  };
 
   constructor(private readonly optedIn: (namespace: string) => boolean) {}
 
@@ -70,19 +78,18 @@ export class EndpointIndex {
   changedBy(slice: SliceView): Set<string> {
     const before = this.slices.get(slice.key);
     const out = new Set<string>();
-    if (before === undefined || before.service !== slice.service || before.flowPinningOff !== slice.flowPinningOff || !samePorts(before.ports, slice.ports)) {
-      for (const e of before?.endpoints ?? []) out.add(e.uid);
-      for (const e of slice.endpoints) out.add(e.uid);
+    if (before === undefined || !before.sameShape(slice)) {
+      for (let j = 0; j < (before?.size ?? 0); j++) out.add((before as SliceView).uidAt(j));
+      for (let i = 0; i < slice.size; i++) out.add(slice.uidAt(i));
       return out;
     }
-    const old = new Map<string, SliceEndpoint>();
-    for (const e of before.endpoints) old.set(e.uid, e);
-    for (const e of slice.endpoints) {
-      const was = old.get(e.uid);
-      old.delete(e.uid);
-      if (was === undefined || !sameEndpoint(was, e)) out.add(e.uid);
+    const seen = new Uint8Array(before.size);
+    for (let i = 0; i < slice.size; i++) {
+      const j = before.indexOf(slice.uidAt(i), i);
+      if (j >= 0) seen[j] = 1;
+      if (j < 0 || !slice.sameEndpoint(i, before, j)) out.add(slice.uidAt(i));
     }
-    for (const uid of old.keys()) out.add(uid);
+    for (let j = 0; j < before.size; j++) if (seen[j] === 0) out.add(before.uidAt(j));
     return out;
   }
 
@@ -90,18 +97,32 @@ export class EndpointIndex {
   upsert(slice: SliceView): Set<string> {
     const touched = new Set<string>();
     const before = this.slices.get(slice.key);
-    if (before !== undefined) this.unlink(before, touched);
-    this.slices.set(slice.key, slice);
-    let keys = this.byNamespace.get(slice.namespace);
-    if (keys === undefined) this.byNamespace.set(slice.namespace, (keys = new Set()));
-    keys.add(slice.key);
-    for (const e of slice.endpoints) {
-      touched.add(e.uid);
-      const list = this.slicesOf.get(e.uid);
-      if (list === undefined) this.slicesOf.set(e.uid, [slice.key]);
-      else if (!list.includes(slice.key)) list.push(slice.key);
-      for (const address of e.addresses) this.count(address, e.uid, +1);
+    const view = before === undefined ? slice : slice.adoptFrom(before);
+    const seen = new Uint8Array(before?.size ?? 0);
+    for (let i = 0; i < view.size; i++) {
+      const uid = view.uidAt(i);
+      const j = before === undefined ? -1 : before.indexOf(uid, i);
+      if (before !== undefined && j >= 0) {
+        seen[j] = 1;
+        if (view.sameIdentity(i, before, j)) {
+          if (!view.sameEndpoint(i, before, j) || !view.sameShape(before)) touched.add(uid);
+          continue;
+        }
+        before.forEachAddress(j, (a) => this.count(a, uid, -1));
+      } else {
+        this.join(uid, view.key);
+      }
+      view.forEachAddress(i, (a) => this.count(a, uid, +1));
+      touched.add(uid);
     }
+    if (before !== undefined) {
+      for (let j = 0; j < before.size; j++) if (seen[j] === 0) this.unlink(before, j, touched);
+      if (!view.sameShape(before)) for (let j = 0; j < before.size; j++) touched.add(before.uidAt(j));
+    }
+    this.slices.set(view.key, view);
+    let keys = this.byNamespace.get(view.namespace);
+    if (keys === undefined) this.byNamespace.set(view.namespace, (keys = new Set()));
+    keys.add(view.key);
     return touched;
   }
 
@@ -110,7 +131,7 @@ export class EndpointIndex {
     const touched = new Set<string>();
     const before = this.slices.get(key);
     if (before === undefined) return touched;
-    this.unlink(before, touched);
+    for (let j = 0; j < before.size; j++) this.unlink(before, j, touched);
     this.slices.delete(key);
     this.byNamespace.get(before.namespace)?.delete(key);
     if (this.byNamespace.get(before.namespace)?.size === 0) this.byNamespace.delete(before.namespace);
@@ -120,7 +141,7 @@ export class EndpointIndex {
   /** The uids of a namespace's slices (its opt-in changed). */
   uidsOfNamespace(namespace: string): Set<string> {
     const out = new Set<string>();
-    for (const key of this.byNamespace.get(namespace) ?? []) for (const e of this.slices.get(key)?.endpoints ?? []) out.add(e.uid);
+    for (const key of this.byNamespace.get(namespace) ?? []) for (const uid of this.uidsOfSlice(key)) out.add(uid);
     return out;
   }
 
@@ -131,9 +152,10 @@ export class EndpointIndex {
    */
   owns(protocol: string, address: string, port: number | undefined): boolean {
     for (const uid of this.holderUids(address)) {
-      for (const key of this.slicesOf.get(uid) ?? []) {
+      for (const key of this.keysOf(uid)) {
         const slice = this.slices.get(key);
-        if (slice === undefined || !slice.endpoints.some((e) => e.uid === uid && e.addresses.includes(address))) continue;
+        const i = slice?.indexOf(uid) ?? -1;
+        if (slice === undefined || i < 0 || !slice.hasAddress(i, address)) continue;
         if (slice.ports.length === 0 || port === undefined) return true;
         if (slice.ports.some((p) => p.port === port && p.protocol === protocol)) return true;
       }
@@ -145,11 +167,11 @@ export class EndpointIndex {
   ownedTargets(): Array<{ address: string; protocol?: string; port?: number }> {
     const out = new Map<string, { address: string; protocol?: string; port?: number }>();
     for (const slice of this.slices.values()) {
-      for (const e of slice.endpoints) {
-        for (const address of e.addresses) {
+      for (let i = 0; i < slice.size; i++) {
+        slice.forEachAddress(i, (address) => {
           if (slice.ports.length === 0) out.set(`*/${address}`, { address });
           for (const p of slice.ports) out.set(`${p.protocol}/${address}/${p.port}`, { address, protocol: p.protocol, port: p.port });
-        }
+        });
       }
     }
     return [...out.values()];
@@ -158,7 +180,7 @@ export class EndpointIndex {
   /** The Service (`namespace/name`) of a slice listing this target, if any. */
   serviceOf(protocol: string, address: string, port: number | undefined): string | undefined {
     for (const uid of this.holderUids(address)) {
-      for (const key of this.slicesOf.get(uid) ?? []) {
+      for (const key of this.keysOf(uid)) {
         const slice = this.slices.get(key);
         if (slice !== undefined && (port === undefined || slice.ports.some((p) => p.port === port && p.protocol === protocol))) return slice.service;
       }
@@ -168,12 +190,15 @@ export class EndpointIndex {
 
   /** The uids a slice lists now. */
   uidsOfSlice(key: string): string[] {
-    return (this.slices.get(key)?.endpoints ?? []).map((e) => e.uid);
+    const slice = this.slices.get(key);
+    const out: string[] = [];
+    for (let i = 0; i < (slice?.size ?? 0); i++) out.push((slice as SliceView).uidAt(i));
+    return out;
   }
 
   /** Whether an opted-in slice lists `uid` (what `merged(uid) !== undefined` says, without building it). */
   isListed(uid: string): boolean {
-    for (const key of this.slicesOf.get(uid) ?? []) {
+    for (const key of this.keysOf(uid)) {
       const slice = this.slices.get(key);
       if (slice !== undefined && this.optedIn(slice.namespace)) return true;
     }
@@ -199,42 +224,62 @@ export class EndpointIndex {
 
   /** The pod merged over its opted-in slices; undefined when none lists it. */
   merged(uid: string): MergedEndpoint | undefined {
-    const keys = this.slicesOf.get(uid);
-    if (keys === undefined) return undefined;
     let out: MergedEndpoint | undefined;
     const seenTargets = new Set<string>();
-    for (const key of keys) {
+    for (const key of this.keysOf(uid)) {
       const slice = this.slices.get(key);
       if (slice === undefined || !this.optedIn(slice.namespace)) continue;
-      const e = slice.endpoints.find((x) => x.uid === uid);
-      if (e === undefined) continue;
-      out ??= { uid, key: e.key, namespace: slice.namespace, nodeName: e.nodeName, addresses: [], targets: [], draining: false, terminating: false, flowPinningOff: false };
-      out.nodeName ??= e.nodeName;
-      for (const a of e.addresses) if (!out.addresses.includes(a)) out.addresses.push(a);
-      for (const t of targetsOf(e, slice.ports)) {
-        const id = `${t.protocol}/${t.address}/${t.port}`;
-        if (seenTargets.has(id)) continue;
-        seenTargets.add(id);
-        out.targets.push(t);
+      const i = slice.indexOf(uid);
+      if (i < 0) continue;
+      out ??= { uid, key: slice.keyAt(i), namespace: slice.namespace, nodeName: slice.nodeAt(i), addresses: [], targets: [], draining: false, terminating: false, flowPinningOff: false };
+      out.nodeName ??= slice.nodeAt(i);
+      for (const address of slice.addressesAt(i)) {
+        if (!out.addresses.includes(address)) out.addresses.push(address);
+        for (const p of slice.ports) {
+          const id = `${p.protocol}/${address}/${p.port}`;
+          if (seenTargets.has(id)) continue;
+          seenTargets.add(id);
+          out.targets.push({ address, port: p.port, protocol: p.protocol });
+        }
       }
-      if (e.terminating || !e.serving) out.draining = true;
-      if (e.terminating) out.terminating = true;
+      if (slice.terminatingAt(i) || !slice.servingAt(i)) out.draining = true;
+      if (slice.terminatingAt(i)) out.terminating = true;
       if (slice.flowPinningOff) out.flowPinningOff = true;
     }
     return out;
   }
 
-  private unlink(slice: SliceView, touched: Set<string>): void {
-    for (const e of slice.endpoints) {
-      touched.add(e.uid);
-      const list = this.slicesOf.get(e.uid);
-      if (list !== undefined) {
-        const at = list.indexOf(slice.key);
-        if (at >= 0) list.splice(at, 1);
-        if (list.length === 0) this.slicesOf.delete(e.uid);
-      }
-      for (const address of e.addresses) this.count(address, e.uid, -1);
+  private keysOf(uid: string): readonly string[] {
+    const k = this.slicesOf.get(uid);
+    return k === undefined ? [] : typeof k === 'string' ? [k] : k;
+  }
+
+  private join(uid: string, key: string): void {
+    const k = this.slicesOf.get(uid);
+    if (k === undefined) this.slicesOf.set(uid, key);
+    else if (typeof k === 'string') {
+      if (k !== key) this.slicesOf.set(uid, [k, key]);
+    } else if (!k.includes(key)) k.push(key);
+  }
+
+  private leave(uid: string, key: string): void {
+    const k = this.slicesOf.get(uid);
+    if (k === undefined) return;
+    if (typeof k === 'string') {
+      if (k === key) this.slicesOf.delete(uid);
+      return;
     }
+    const at = k.indexOf(key);
+    if (at >= 0) k.splice(at, 1);
+    if (k.length === 1) this.slicesOf.set(uid, k[0] as string);
+    else if (k.length === 0) this.slicesOf.delete(uid);
+  }
+
+  private unlink(slice: SliceView, j: number, touched: Set<string>): void {
+    const uid = slice.uidAt(j);
+    touched.add(uid);
+    this.leave(uid, slice.key);
+    slice.forEachAddress(j, (a) => this.count(a, uid, -1));
   }
 
   private count(address: string, uid: string, delta: number): void {
@@ -251,19 +296,4 @@ export class EndpointIndex {
     else if (byUid.size === 1 && byUid.values().next().value === 1) this.holders.set(address, byUid.keys().next().value as string);
     else if (byUid !== h) this.holders.set(address, byUid);
   }
-}
-
-function samePorts(a: readonly SlicePort[], b: readonly SlicePort[]): boolean {
-  return a.length === b.length && a.every((p, i) => p.port === b[i]?.port && p.protocol === b[i]?.protocol);
-}
-
-function sameEndpoint(a: SliceEndpoint, b: SliceEndpoint): boolean {
-  return a.serving === b.serving && a.terminating === b.terminating && a.nodeName === b.nodeName && a.key === b.key
-    && a.addresses.length === b.addresses.length && a.addresses.every((x, i) => x === b.addresses[i]);
-}
-
-function targetsOf(e: SliceEndpoint, ports: readonly SlicePort[]): EndpointTarget[] {
-  const out: EndpointTarget[] = [];
-  for (const address of e.addresses) for (const p of ports) out.push({ address, port: p.port, protocol: p.protocol });
-  return out;
 }
