@@ -105,7 +105,7 @@ export class Agent {
       planIdle: (): Promise<void> => plan.idle(), storedHolds: () => state.storedHolds(),
     });
     const drain = this.drain = new DrainRunnable({
-      config, clock, logger, metrics, events, conntrack: conntrack.api, cache, synced: pods.synced, foreign,
+      config, clock, logger, metrics, events, conntrack: conntrack.api, cache, synced: pods.synced, refresh: () => pods.resync(), foreign,
       flowTimeouts: deps.flowTimeouts, datapathProbe: deps.datapathProbe, listenSocket: deps.listenSocket,
     });
     const state = this.state = new StateKeeper({

@@ -2,7 +2,10 @@
  * The drain API for hook kind `agent`: `GET /v1/drain/<drain-id>` on the node's loopback.
  * A known id is held open until the drain ends and answered 200 with its JSON summary. An id
  * not known yet while the first pod list is not in is held until it is (at most
- * `unknownIdWaitMs`), then answered as usual; 404 only for an id still unknown after that sync.
+ * `unknownIdWaitMs`), then answered as usual. An id unknown after the first list is checked on a
+ * fresh view (`refresh`: this node's pods listed again, retried while the API cannot answer,
+ * within `unknownIdWaitMs`): a pod created during a watch gap is not in the watch's view, and a
+ * 404 makes the hook cut the pod's connections at once. 404 only for an id still unknown then.
  * At most `maxDrains` requests are held at once (503 beyond, with Retry-After). A client that
  * disconnects ends only its own wait: the drain goes on for the others and for retries.
  *
@@ -30,8 +33,10 @@ export interface DrainApiOptions {
   logger: Logger;
   /** Open once the first complete pod list is in; absent: ids are judged at once. */
   synced?: SyncGate;
-  /** Longest hold of an unknown id while `synced` is closed. */
+  /** Longest hold of an unknown id while `synced` is closed or `refresh` has not succeeded. */
   unknownIdWaitMs?: number;
+  /** Lists this node's pods again (a consistent read); resolves whether that was applied. */
+  refresh?: () => Promise<boolean>;
   /** Called for every answered request (status) for metrics. */
   onAnswer?(status: number): void;
 }
@@ -57,6 +62,8 @@ function clientErrorStatus(code: string | undefined): number {
 export class DrainApi {
   readonly server: Server;
   private waiting = 0;
+  /** Closed: a refresh loop ends (no timer outlives the agent). */
+  private closed = false;
   /** Sockets with a held request: a parse error of a request pipelined behind it only closes the socket. */
   private readonly holding = new WeakSet<Socket>();
   private idleWaiters: Array<() => void> = [];
@@ -103,6 +110,7 @@ export class DrainApi {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
@@ -125,6 +133,24 @@ export class DrainApi {
     this.options.onAnswer?.(status);
     if (socket.writable) socket.end(rawAnswer(status, why));
     else socket.destroy();
+  }
+
+  /** Lists this node's pods again, retrying while the API cannot answer, for at most `waitMs`. */
+  private async refreshed(refresh: () => Promise<boolean>, waitMs: number, log: Logger): Promise<boolean> {
+    log.info({ waitMs }, 'drain id not in the watch cache: listing this node\'s pods again before answering');
+    const deadline = performance.now() + waitMs;
+    while (!this.closed) {
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      let timer: NodeJS.Timeout | undefined;
+      const applied = await Promise.race([refresh(), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), left).unref()))]);
+      clearTimeout(timer);
+      if (applied) return true;
+      const pause = Math.min(500, deadline - performance.now());
+      if (pause > 0) await new Promise((r) => setTimeout(r, pause).unref());
+    }
+    log.warn({ waitMs }, 'this node\'s pods could not be listed again: 503');
+    return false;
   }
 
   private answer(_req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -213,6 +239,16 @@ export class DrainApi {
           log.warn({ waitMs }, 'first pod list still not in: 503');
           release();
           this.answer(req, res, 503, { error: `the agent has not received its first pod list after ${waitMs} ms; cannot tell whether this drain id is known`, drainId }, { 'retry-after': '1' });
+          return;
+        }
+        joined = this.options.sessions.join(drainId);
+      }
+      if (joined.kind === 'unknown' && this.options.refresh !== undefined) {
+        const fresh = await this.refreshed(this.options.refresh, this.options.unknownIdWaitMs ?? DEFAULT_UNKNOWN_ID_WAIT_MS, log);
+        if (!open) return;
+        if (!fresh) {
+          release();
+          this.answer(req, res, 503, { error: 'this node\'s pods could not be listed again; cannot tell whether this drain id is known', drainId }, { 'retry-after': '1' });
           return;
         }
         joined = this.options.sessions.join(drainId);

@@ -36,6 +36,8 @@ export interface DrainOptions {
   cache: PodCache;
   /** Open once the first pod list is in: a call for an unknown id waits for it. */
   synced: SyncGate;
+  /** Lists this node's pods again: a call for an id still unknown is judged on a fresh view. */
+  refresh?: () => Promise<boolean>;
   /** Sessions a live older instance holds: a call for one continues it here. */
   foreign: ForeignSessions;
   flowTimeouts?: FlowTimeouts;
@@ -83,7 +85,7 @@ export class DrainRunnable implements Runnable, HandedSessions {
       (drainId) => cache.byDrain(drainId),
       (drainId) => this.takeForeign(drainId),
     );
-    this.api = new DrainApi({ sessions: this.sessions, maxDrains: config.maxDrains, logger: log, synced: options.synced, unknownIdWaitMs: config.unknownIdWaitMs, onAnswer: (status) => metrics.drainApiAnswers.inc({ code: String(status) }) });
+    this.api = new DrainApi({ sessions: this.sessions, maxDrains: config.maxDrains, logger: log, synced: options.synced, ...(options.refresh === undefined ? {} : { refresh: options.refresh }), unknownIdWaitMs: config.unknownIdWaitMs, onAnswer: (status) => metrics.drainApiAnswers.inc({ code: String(status) }) });
   }
 
   /** Drains not finished yet. */
