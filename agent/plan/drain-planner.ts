@@ -68,7 +68,10 @@ export class DrainPlanner {
    * here: a due deadline costs a resync of this node's pods, so a stale one must not.
    */
   get nextDeadline(): number | undefined {
-    this.deadlines.dropStale((uid, atMs) => this.records.get(uid)?.state !== 'draining' || this.cache.view(uid)?.goneAtMs !== atMs);
+    this.deadlines.dropStale((uid, atMs) => {
+      const view = this.cache.view(uid);
+      return this.records.get(uid)?.state !== 'draining' || view === undefined || (view.goneAtMs !== atMs && !view.terminal);
+    });
     return this.deadlines.next;
   }
 
@@ -105,8 +108,15 @@ export class DrainPlanner {
     for (const uid of this.deadlines.popDue(nowMs)) this.touched(uid, undefined);
   }
 
-  /** Re-plans the touched pods; returns whether any record changed (the state file is then rewritten). */
-  plan(nowMs: number): boolean {
+  /**
+   * Re-plans the touched pods; returns whether any record changed (the state file is then
+   * rewritten). `freshAtMs`: the view is known complete up to then (a consistent list asked
+   * then). A grace that ran out after it is not decided yet: the pod stays draining (held) and
+   * its deadline asks for a resync first. A list from the watch cache (the first one after a
+   * restart) may lack the pod that took a gone pod's IP, and the flush would cut that pod's
+   * connections.
+   */
+  plan(nowMs: number, freshAtMs = nowMs): boolean {
     let changed = false;
     const liveHolder = (ip: string, exceptUid: string): string | undefined => this.cache.liveHolder(ip, nowMs, exceptUid)?.view.key;
     const batch = [...this.dirty];
@@ -114,11 +124,12 @@ export class DrainPlanner {
     this.plannedTotal += batch.length;
     for (const [uid, prior] of batch) {
       const pod = this.cache.view(uid);
+      const judged = this.judged(pod, nowMs, freshAtMs);
       const before = this.records.get(uid);
       const previous = before ?? (prior !== null && serving(prior)
         ? { uid, key: prior.key, nodeName: prior.nodeName, ips: prior.ips, state: 'serving' as const, sinceMs: nowMs, wasReady: true, reason: 'ready' as const }
         : undefined);
-      const result = planPod({ pod, previous, nowMs, liveHolder });
+      const result = planPod({ pod: judged, previous, nowMs, liveHolder });
       const rec = result.record;
       if (rec !== undefined && result.keep) {
         this.records.set(uid, rec);
@@ -138,10 +149,23 @@ export class DrainPlanner {
         this.holdingChanged = true;
       }
       if (pod?.goneAtMs !== undefined && rec?.state === 'draining') this.deadlines.push(pod.goneAtMs, uid);
+      else if (pod?.terminal === true && rec?.state === 'draining') this.deadlines.push(nowMs, uid);
       if (result.transition !== undefined && rec !== undefined) this.transitions.publish({ transition: result.transition, record: rec });
       for (const action of result.actions) if (action.kind === 'flush') this.flushes.publish({ uid, key: action.key, ips: rec?.ips ?? action.ips });
     }
     return changed;
+  }
+
+  /**
+   * The pod as a decision may see it: a grace that ran out after `freshAtMs`, or a terminal
+   * phase before any consistent read (the first list after a start comes from the watch cache),
+   * is not acted on yet; the pod is judged as still deleting until a fresh view confirms it.
+   */
+  private judged(pod: PodView | undefined, nowMs: number, freshAtMs: number): PodView | undefined {
+    if (pod === undefined) return pod;
+    if (pod.terminal && freshAtMs === Number.NEGATIVE_INFINITY) return { ...pod, terminal: false, deleting: true, goneAtMs: undefined };
+    if (pod.goneAtMs !== undefined && pod.goneAtMs <= nowMs && pod.goneAtMs > freshAtMs) return { ...pod, goneAtMs: undefined };
+    return pod;
   }
 
   /** The ghost cleanup flushed this pod: `gone -> flushed` (forgotten once the API no longer has it). */

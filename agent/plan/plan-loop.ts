@@ -169,7 +169,7 @@ export class PlanLoop implements Runnable {
       this.touchDueOnFreshView(now);
       if (planner.pending > 0) {
         planned = true;
-        if (planner.plan(now)) this.stateDirty = true;
+        if (planner.plan(now, this.freshAtMs)) this.stateDirty = true;
       }
       this.armDeadline();
     }
