@@ -13,10 +13,10 @@
 #define NETLINK_NATIVE_ADDON_OP_H
 
 #include <stddef.h>
-#include <time.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <node_api.h>
+#include "clock_ms.h"
 #include "conntrack.h"
 #include "ct_events.h"
 #include "napi_args.h"
@@ -71,13 +71,6 @@ const struct op_def *addon_op_at(size_t i);
 int op_no_args(napi_env env, napi_value args, void *state, struct op_error *err);
 /* A result function for ops that resolve with undefined. */
 napi_value op_no_result(napi_env env, void *state);
-
-static inline double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* Wall time and this thread's user and kernel CPU time of an op's execute, in ms: a dump's
  * kernel part (the table walk runs inside our recvmsg) and our own part, told apart. */

@@ -23,6 +23,7 @@
  */
 #include "conntrack.h"
 #include "ct_tuple_delete.h"
+#include "ctnetlink.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -33,7 +34,6 @@
 #include <linux/netfilter/nfnetlink_conntrack.h>
 #include <linux/netfilter/nf_conntrack_common.h>
 
-#define CT_TYPE(msg) ((uint16_t)((NFNL_SUBSYS_CTNETLINK << 8) | (msg)))
 #define CT_DUMP_MAX_RESTARTS 3
 #define CT_INSERT_BATCH 512
 

@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -14,15 +13,16 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 
+#include "clock_ms.h"
 #include "ct_bpf.h"
 #include "ct_tuple_delete.h"
 #include "ct_tuple_get.h"
 #include "netns.h"
+#include "ctnetlink.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
 #endif
-#define CT_TYPE(msg) ((uint16_t)((NFNL_SUBSYS_CTNETLINK << 8) | (msg)))
 #define GET_CHUNK 64
 
 struct ct_events {
@@ -43,13 +43,6 @@ struct ct_events {
 	uint64_t events, filtered_out, overruns, resyncs, deleted_by_index, already_gone, verify_passes,
 		verify_deleted, gets;
 };
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static int concerns(const struct ct_addr_set *set, const struct ct_entry *e)
 {
@@ -92,7 +85,7 @@ static void apply_event(struct ct_events *ev, const struct nlmsghdr *h)
 		return;
 	}
 	ct_flow_from_entry(&f, &e);
-	f.updated_ms = mono_ms();
+	f.updated_ms = (uint64_t)now_ms();
 	f.gen = ev->gen;
 	rec = ct_index_find(&ev->idx, &f);
 	if (destroy) {
@@ -268,7 +261,7 @@ static int sync_cb(const struct ct_entry *e, void *p)
 	if (!ct_entry_matches(e, s->f))
 		return 0;
 	ct_flow_from_entry(&f, e);
-	f.updated_ms = mono_ms();
+	f.updated_ms = (uint64_t)now_ms();
 	pthread_mutex_lock(&ev->lock);
 	f.gen = ev->gen;
 	rec = ct_index_find(&ev->idx, &f);
@@ -521,7 +514,7 @@ static void get_cb(size_t i, int error, const struct ct_entry *e, void *p)
 	if (error < 0 || !e)
 		return;
 	ct_flow_from_entry(&f, e);
-	f.updated_ms = mono_ms();
+	f.updated_ms = (uint64_t)now_ms();
 	f.flags |= CT_FLOW_USED;
 	pthread_mutex_lock(&g->ev->lock);
 	f.gen = g->ev->gen;
@@ -541,7 +534,7 @@ int ct_events_flows(struct ct_events *ev, struct ct_conn *c, const struct ct_add
 	size_t n = 0, m = 0;
 	size_t *map = NULL;
 	struct get_ctx g = { .ev = ev };
-	uint64_t now = mono_ms(), sent = 0;
+	uint64_t now = (uint64_t)now_ms(), sent = 0;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -581,7 +574,7 @@ int ct_events_flows(struct ct_events *ev, struct ct_conn *c, const struct ct_add
 		if (g.gone[k])
 			flows[map[k]].flags &= (uint8_t)~CT_FLOW_USED;
 	}
-	now = mono_ms();
+	now = (uint64_t)now_ms();
 	for (size_t i = 0; i < n; i++) {
 		struct ct_entry *e = &out->items[out->count];
 		uint64_t age_s;

@@ -15,6 +15,7 @@
  */
 #include "ct_tuple_delete.h"
 #include "ct_tuple_get.h"
+#include "ctnetlink.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -24,7 +25,6 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 
-#define CT_TYPE(msg) ((uint16_t)((NFNL_SUBSYS_CTNETLINK << 8) | (msg)))
 
 static int needs_ports(uint8_t p)
 {

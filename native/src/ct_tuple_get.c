@@ -1,5 +1,6 @@
 /* ct_tuple_get.c: exact-tuple GET (see ct_tuple_get.h). */
 #include "ct_tuple_get.h"
+#include "ctnetlink.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -9,7 +10,6 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 
-#define CT_TYPE(msg) ((uint16_t)((NFNL_SUBSYS_CTNETLINK << 8) | (msg)))
 #define GET_MAX_ROUNDS 8
 
 static void put_nfgen(struct nl_buf *b, uint8_t family)
