@@ -286,7 +286,7 @@ struct delete_ctx {
 	size_t n_enoent, enoent_cap;
 };
 
-static void count_delete(struct ct_delete_result *r, uint8_t proto, int error, int resent)
+void ct_delete_count(struct ct_delete_result *r, uint8_t proto, int error, int resent)
 {
 	struct ct_delete_counts *pc = &r->by_proto[proto];
 
@@ -318,7 +318,7 @@ static void delete_ack(size_t index, int error, int resent, void *p)
 			if (e)
 				ctx->enoent = e;
 			if (!e || !rs) {
-				count_delete(ctx->r, d->orig.proto, -ENOMEM, 0);
+				ct_delete_count(ctx->r, d->orig.proto, -ENOMEM, 0);
 				return;
 			}
 			ctx->enoent_resent = rs;
@@ -328,7 +328,7 @@ static void delete_ack(size_t index, int error, int resent, void *p)
 		ctx->enoent[ctx->n_enoent++] = *d;
 		return;
 	}
-	count_delete(ctx->r, d ? d->orig.proto : 0, error, resent);
+	ct_delete_count(ctx->r, d ? d->orig.proto : 0, error, resent);
 }
 
 /* The re-check of every ENOENT answer (ct_recheck_gone): gone = already gone, else failed. */
@@ -344,18 +344,7 @@ static int settle_enoent(struct delete_ctx *ctx)
 	if (!state)
 		return -ENOMEM;
 	err = ct_recheck_gone(ctx->c, ctx->enoent, ctx->n_enoent, state);
-	r->rechecked += ctx->n_enoent;
-	for (size_t k = 0; k < ctx->n_enoent; k++) {
-		uint8_t proto = ctx->enoent[k].orig.proto;
-		if (err == 0 && state[k] == 0) {
-			count_delete(r, proto, ctx->enoent_resent[k] ? 0 : -ENOENT, ctx->enoent_resent[k]);
-		} else {
-			if (state[k] == 1)
-				r->still_present++;
-			/* EEXIST: the kernel said ENOENT, yet the entry is there (e.g. a wrong zone). */
-			count_delete(r, proto, err < 0 ? err : state[k] < 0 ? state[k] : -EEXIST, 0);
-		}
-	}
+	ct_delete_count_rechecked(r, ctx->enoent, ctx->enoent_resent, state, ctx->n_enoent, err);
 	ctx->n_enoent = 0;
 	free(state);
 	return 0;

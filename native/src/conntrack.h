@@ -85,6 +85,8 @@ struct ct_delete_counts {
 	uint64_t deleted, already_gone, failed;
 };
 
+/* What a delete reports, by dump pass (ct_delete) or by exact tuple (ct_delete_tuples, which
+ * walks no table: scanned, matched and dump stay 0). */
 struct ct_delete_result {
 	uint64_t scanned, matched, deleted, already_gone, failed;
 	uint64_t rechecked, still_present; /* ENOENT answers re-checked by GET; found again (failed) */
@@ -93,6 +95,9 @@ struct ct_delete_result {
 	struct ct_dump_diag dump;
 	struct nl_batch_diag batch;
 };
+/* Counts one delete's answer: 0 deleted; ENOENT already gone, or deleted when it answers a
+ * resend after a lost ACK (our first delete took it); anything else failed. */
+void ct_delete_count(struct ct_delete_result *r, uint8_t proto, int error, int resent);
 /* One dump pass; matching entries are deleted in batches through the request socket. */
 int ct_delete(struct ct_conn *c, const struct ct_filter *f, int dry_run, struct ct_delete_result *out);
 

@@ -597,18 +597,15 @@ done:
 }
 
 int ct_events_delete(struct ct_events *ev, struct ct_conn *c, const struct ct_addr_set *addrs,
-		     struct ct_events_delete_result *out)
+		     int *fresh, struct ct_delete_result *out)
 {
 	struct ct_flow *flows = NULL;
 	struct ct_tuple_delete *items = NULL;
-	struct ct_tuple_delete_result *r = calloc(1, sizeof(*r));
 	size_t n = 0;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!r)
-		return -ENOMEM;
-	err = collect(ev, addrs, &flows, &n, &out->fresh);
+	err = collect(ev, addrs, &flows, &n, fresh);
 	if (err)
 		goto done;
 	items = calloc(n ? n : 1, sizeof(*items));
@@ -626,18 +623,12 @@ int ct_events_delete(struct ct_events *ev, struct ct_conn *c, const struct ct_ad
 		items[i].alt_zone = -1;
 		items[i].orig = e.orig;
 	}
-	err = n ? ct_delete_tuples(c, items, n, r) : 0;
-	out->deleted = r->deleted;
-	out->already_gone = r->already_gone;
-	out->failed = r->failed;
-	out->first_error = r->first_error;
-	for (int p = 0; p < 256; p++)
-		out->by_protocol[p] = r->by_proto[p].deleted + r->by_proto[p].already_gone;
+	err = n ? ct_delete_tuples(c, items, n, out) : 0;
 	/* Deleted or already gone: out of the kernel, so out of the index now (their DESTROY events
 	 * follow). When some delete failed we cannot tell which: the index keeps them all and the
 	 * DESTROY events remove exactly the ones that went. */
 	pthread_mutex_lock(&ev->lock);
-	for (size_t i = 0; err == 0 && r->failed == 0 && i < n; i++) {
+	for (size_t i = 0; err == 0 && out->failed == 0 && i < n; i++) {
 		struct ct_flow *rec = ct_index_find(&ev->idx, &flows[i]);
 		if (rec && (!(rec->flags & CT_FLOW_HAS_ID) || rec->id == flows[i].id))
 			ct_index_remove(&ev->idx, rec);
@@ -648,7 +639,6 @@ int ct_events_delete(struct ct_events *ev, struct ct_conn *c, const struct ct_ad
 done:
 	free(flows);
 	free(items);
-	free(r);
 	return err;
 }
 

@@ -48,14 +48,10 @@ int ct_events_set_watched(struct ct_events *ev, struct ct_conn *c, struct ct_add
 int ct_events_flows(struct ct_events *ev, struct ct_conn *c, const struct ct_addr_set *addrs,
 		    struct ct_entry_list *out, int *fresh, uint64_t *refreshed);
 
-struct ct_events_delete_result {
-	int fresh;
-	uint64_t deleted, already_gone, failed;
-	uint64_t by_protocol[256];
-	int first_error;
-};
+/* Deletes the indexed flows of addrs by exact tuple (ct_delete_tuples, counted in out); *fresh
+ * says whether the index was trustworthy for them (else the caller runs ct_events_verify). */
 int ct_events_delete(struct ct_events *ev, struct ct_conn *c, const struct ct_addr_set *addrs,
-		     struct ct_events_delete_result *out);
+		     int *fresh, struct ct_delete_result *out);
 
 /* One dump pass deleting every entry of f's addresses that is still there (what the index missed). */
 int ct_events_verify(struct ct_events *ev, struct ct_conn *c, const struct ct_filter *f, struct ct_delete_result *out);

@@ -5,14 +5,13 @@
  *   ev_open   { netns?, recvBufferBytes?, maxFlows? } -> undefined    (starts the reader thread)
  *   ev_watch  { addresses: string[] } -> undefined
  *   ev_flows  { addresses } -> { fresh, refreshed, records: ArrayBuffer of ct_records.h records }
- *   ev_delete { addresses } -> { fresh, deleted, alreadyGone, failed, firstErrno, byProtocolNumber, ms }
- *   ev_verify { addresses } -> ct_delete's raw result (match origDst + replySrc)
+ *   ev_delete { addresses } -> the delete result (napi_values.h) + { fresh }
+ *   ev_verify { addresses } -> the delete result (a ct_delete matching origDst + replySrc)
  *   ev_resync {} -> undefined
  *   evStats(handle) -> counters (sync; a mutex, no syscall)
  */
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "addon_op.h"
@@ -50,8 +49,7 @@ struct ev_op {
 	struct ct_entry_list list;
 	int fresh;
 	uint64_t refreshed;
-	struct ct_events_delete_result del;
-	struct ct_delete_result verify;
+	struct ct_delete_result del;     /* ev_delete, ev_verify */
 	double ms;
 };
 
@@ -111,7 +109,7 @@ static int ev_delete_execute(struct handle *h, void *state, struct op_error *err
 
 	if (ev_need(h, err) < 0)
 		return -EBADF;
-	rc = ct_events_delete(h->ev, &h->ct, &s->addrs, &s->del);
+	rc = ct_events_delete(h->ev, &h->ct, &s->addrs, &s->fresh, &s->del);
 	s->ms = now_ms() - t0;
 	return rc;
 }
@@ -129,7 +127,7 @@ static int ev_verify_execute(struct handle *h, void *state, struct op_error *err
 	s->filter.match = CT_MATCH_ORIG_DST | CT_MATCH_REPLY_SRC;
 	s->filter.addrs = s->addrs;
 	memset(&s->addrs, 0, sizeof(s->addrs)); /* now owned by the filter */
-	rc = s->filter.addrs.count ? ct_events_verify(h->ev, &h->ct, &s->filter, &s->verify) : 0;
+	rc = s->filter.addrs.count ? ct_events_verify(h->ev, &h->ct, &s->filter, &s->del) : 0;
 	s->ms = now_ms() - t0;
 	return rc;
 }
@@ -155,37 +153,16 @@ static napi_value ev_flows_result(napi_env env, void *state)
 static napi_value ev_delete_result(napi_env env, void *state)
 {
 	struct ev_op *s = state;
-	napi_value o = new_object(env), by = new_object(env);
-	char key[8];
+	napi_value o = delete_result_value(env, &s->del, s->ms);
 
-	put_bool(env, o, "fresh", s->del.fresh);
-	put_num(env, o, "deleted", (double)s->del.deleted);
-	put_num(env, o, "alreadyGone", (double)s->del.already_gone);
-	put_num(env, o, "failed", (double)s->del.failed);
-	put_num(env, o, "firstErrno", (double)-s->del.first_error);
-	for (int p = 0; p < 256; p++) {
-		if (!s->del.by_protocol[p])
-			continue;
-		snprintf(key, sizeof(key), "%d", p);
-		put_num(env, by, key, (double)s->del.by_protocol[p]);
-	}
-	put_value(env, o, "byProtocolNumber", by);
-	put_num(env, o, "ms", s->ms);
+	put_bool(env, o, "fresh", s->fresh);
 	return o;
 }
 
 static napi_value ev_verify_result(napi_env env, void *state)
 {
 	struct ev_op *s = state;
-	napi_value o = new_object(env);
-
-	put_num(env, o, "scanned", (double)s->verify.scanned);
-	put_num(env, o, "matched", (double)s->verify.matched);
-	put_num(env, o, "deleted", (double)s->verify.deleted);
-	put_num(env, o, "alreadyGone", (double)s->verify.already_gone);
-	put_num(env, o, "failed", (double)s->verify.failed);
-	put_num(env, o, "ms", s->ms);
-	return o;
+	return delete_result_value(env, &s->del, s->ms);
 }
 
 static void ev_op_release(void *state)

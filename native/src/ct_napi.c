@@ -2,7 +2,7 @@
  * ct_napi.c: the conntrack table ops of the addon (N-API glue over conntrack.h, ct_scan.h):
  *   ct_stats   {} -> { count, max, perCpu: [...] }
  *   ct_list    filter + { limit?, parse? } -> { records, scanned, bufferGrowths, restarts, unparsed, ms, userMs, sysMs }
- *   ct_delete  filter + { dryRun? } -> counts (byProtocol) and diagnostics
+ *   ct_delete  filter + { dryRun? } -> the delete result (napi_values.h)
  */
 #include <errno.h>
 #include <stdint.h>
@@ -171,7 +171,7 @@ static void ct_list_release(void *state)
 	ct_entry_list_free(&s->list);
 }
 
-/* --- ct_delete: filter + { dryRun? } -> counts and diagnostics */
+/* --- ct_delete: filter + { dryRun? } -> the delete result (napi_values.h) */
 struct ct_delete_op {
 	struct ct_filter filter;
 	int dry_run;
@@ -206,26 +206,7 @@ static int ct_delete_execute(struct handle *h, void *state, struct op_error *err
 static napi_value ct_delete_result(napi_env env, void *state)
 {
 	struct ct_delete_op *s = state;
-	napi_value o = new_object(env), by = new_object(env);
-
-	put_num(env, o, "scanned", (double)s->r.scanned);
-	put_num(env, o, "matched", (double)s->r.matched);
-	put_num(env, o, "deleted", (double)s->r.deleted);
-	put_num(env, o, "alreadyGone", (double)s->r.already_gone);
-	put_num(env, o, "rechecked", (double)s->r.rechecked);
-	put_num(env, o, "stillPresent", (double)s->r.still_present);
-	put_num(env, o, "failed", (double)s->r.failed);
-	for (int p = 0; p < 256; p++)
-		put_protocol_counts(env, by, p, s->r.by_proto[p].deleted, s->r.by_proto[p].already_gone,
-				    s->r.by_proto[p].failed);
-	put_value(env, o, "byProtocol", by);
-	put_num(env, o, "ms", s->ms);
-	put_num(env, o, "firstErrno", (double)-s->r.first_error);
-	put_batch_diag(env, o, &s->r.batch);
-	put_num(env, o, "dumpRestarts", (double)s->r.dump.restarts);
-	put_num(env, o, "bufferGrowths", (double)s->r.dump.buffer_growths);
-	put_num(env, o, "unparsed", (double)s->r.dump.unparsed);
-	return o;
+	return delete_result_value(env, &s->r, s->ms);
 }
 
 static void ct_delete_release(void *state)

@@ -83,7 +83,7 @@ static void put_orig_tuple(struct nl_buf *b, const struct ct_tuple_delete *d)
 }
 
 struct ack_ctx {
-	struct ct_tuple_delete_result *r;
+	struct ct_delete_result *r;
 	const struct ct_tuple_delete *items;
 	const size_t *index;   /* batch message -> item */
 	size_t *enoent;        /* items answered ENOENT, to re-check */
@@ -91,22 +91,20 @@ struct ack_ctx {
 	size_t n_enoent;
 };
 
-static void count(struct ct_tuple_delete_result *r, uint8_t proto, int error, int resent)
+void ct_delete_count_rechecked(struct ct_delete_result *r, const struct ct_tuple_delete *items,
+			       const uint8_t *resent, const int *state, size_t n, int err)
 {
-	struct ct_tuple_delete_counts *p = &r->by_proto[proto];
-
-	if (error == 0 || (error == -ENOENT && resent)) {
-		/* ENOENT on a resend after a lost ACK: our first delete took it. */
-		r->deleted++;
-		p->deleted++;
-	} else if (error == -ENOENT) {
-		r->already_gone++;
-		p->already_gone++;
-	} else {
-		r->failed++;
-		p->failed++;
-		if (!r->first_error)
-			r->first_error = error;
+	r->rechecked += n;
+	for (size_t k = 0; k < n; k++) {
+		uint8_t proto = items[k].orig.proto;
+		if (err == 0 && state[k] == 0) {
+			ct_delete_count(r, proto, resent[k] ? 0 : -ENOENT, resent[k]);
+		} else {
+			if (state[k] == 1)
+				r->still_present++;
+			/* EEXIST: the kernel said ENOENT, yet the entry is there (e.g. a wrong zone). */
+			ct_delete_count(r, proto, err < 0 ? err : state[k] < 0 ? state[k] : -EEXIST, 0);
+		}
 	}
 }
 
@@ -120,7 +118,7 @@ static void tuple_ack(size_t msg, int error, int resent, void *p)
 		ctx->enoent[ctx->n_enoent++] = i;
 		return;
 	}
-	count(ctx->r, ctx->items[i].orig.proto, error, resent);
+	ct_delete_count(ctx->r, ctx->items[i].orig.proto, error, resent);
 }
 
 /* ------------------------------------------------------------------ re-check */
@@ -217,18 +215,7 @@ static int settle_enoent(struct ct_conn *c, struct ack_ctx *ctx)
 	for (size_t k = 0; k < ctx->n_enoent; k++)
 		again[k] = ctx->items[ctx->enoent[k]];
 	err = ct_recheck_gone(c, again, ctx->n_enoent, state);
-	ctx->r->rechecked += ctx->n_enoent;
-	for (size_t k = 0; k < ctx->n_enoent; k++) {
-		uint8_t proto = again[k].orig.proto;
-		if (err == 0 && state[k] == 0) {
-			count(ctx->r, proto, ctx->resent[k] ? 0 : -ENOENT, ctx->resent[k]);
-		} else {
-			if (state[k] == 1)
-				ctx->r->still_present++;
-			/* EEXIST: the kernel said ENOENT, yet the entry is there (e.g. a wrong zone). */
-			count(ctx->r, proto, err < 0 ? err : state[k] < 0 ? state[k] : -EEXIST, 0);
-		}
-	}
+	ct_delete_count_rechecked(ctx->r, again, ctx->resent, state, ctx->n_enoent, err);
 	ctx->n_enoent = 0;
 	free(again);
 	free(state);
@@ -236,7 +223,7 @@ static int settle_enoent(struct ct_conn *c, struct ack_ctx *ctx)
 }
 
 int ct_delete_tuples(struct ct_conn *c, const struct ct_tuple_delete *items, size_t n,
-		     struct ct_tuple_delete_result *out)
+		     struct ct_delete_result *out)
 {
 	size_t chunk = c->delete_batch ? c->delete_batch : CT_DEFAULT_DELETE_BATCH;
 	size_t index[CT_DEFAULT_DELETE_BATCH * 4];
@@ -259,7 +246,7 @@ int ct_delete_tuples(struct ct_conn *c, const struct ct_tuple_delete *items, siz
 		for (; i < n && k < per_flush; i++) {
 			size_t off;
 			if (ct_tuple_delete_check(&items[i]) < 0) {
-				count(out, items[i].orig.proto, -EINVAL, 0);
+				ct_delete_count(out, items[i].orig.proto, -EINVAL, 0);
 				continue;
 			}
 			off = nl_batch_msg_begin(&b, CT_TYPE(IPCTNL_MSG_CT_DELETE), 0);

@@ -22,30 +22,25 @@ struct ct_tuple_delete {
 	struct ct_tuple orig;
 };
 
-struct ct_tuple_delete_counts {
-	uint64_t deleted, already_gone, failed;
-};
-
-struct ct_tuple_delete_result {
-	uint64_t deleted, already_gone, failed;
-	uint64_t rechecked, still_present;         /* ENOENT answers re-checked by GET; found again */
-	int first_error;                           /* first errno of a failed delete (negative) */
-	struct ct_tuple_delete_counts by_proto[256]; /* by IP protocol number */
-	struct nl_batch_diag batch;
-};
-
-/* Sends one delete per item (at most c->delete_batch per sendmsg) and counts every answer:
+/* Sends one delete per item (at most c->delete_batch per sendmsg) and counts every answer in
+ * out (conntrack.h's delete result; no dump, so scanned, matched and out->dump stay 0):
  * ACK = deleted; ENOENT is re-checked (ct_recheck_gone): gone = already gone (or, on a
  * resend after a lost ACK, deleted by us), still there = failed; anything else, or an item
  * that is not a valid tuple, = failed. Returns 0, or -errno when sending itself failed (the
  * unanswered items are then counted as failed). */
 int ct_delete_tuples(struct ct_conn *c, const struct ct_tuple_delete *items, size_t n,
-		     struct ct_tuple_delete_result *out);
+		     struct ct_delete_result *out);
 
 /* Re-checks items whose delete answered ENOENT with a GET by the same original tuple in
  * `zone` (and `alt_zone`): state[i] = 0 gone (ENOENT, or only a newer entry with another id
  * holds the tuple), 1 still present, or -errno when a GET failed otherwise. Returns 0 or -errno. */
 int ct_recheck_gone(struct ct_conn *c, const struct ct_tuple_delete *items, size_t n, int *state);
+
+/* Counts the n deletes answered ENOENT after their re-check (ct_recheck_gone's state and
+ * return value err): gone = already gone, or deleted when the ENOENT answered a resend
+ * (resent[k]); still present or not known = failed. */
+void ct_delete_count_rechecked(struct ct_delete_result *r, const struct ct_tuple_delete *items,
+			       const uint8_t *resent, const int *state, size_t n, int err);
 
 /* Whether the item is a complete tuple the kernel can look up (0) or not (-EINVAL). */
 int ct_tuple_delete_check(const struct ct_tuple_delete *item);

@@ -119,12 +119,12 @@ static void ct_insert_release(void *state)
  * dstPort?, icmpId?, icmpType?, icmpCode? }, zone?, recheckZone?, id? }] }
  *   zone: the ORIGINAL direction's zone id (CTA_ZONE); recheckZone: another zone the ENOENT
  *   re-check GETs as well (an entries file that did not say the zone's direction)
- * -> { deleted, alreadyGone, failed, firstErrno, byProtocol: { "<n>": {deleted, alreadyGone,
- *      failed} }, sends, ackOverruns, resent, ms }   (C side: ct_tuple_delete.c) */
+ * -> the delete result (napi_values.h; no dump pass, so scanned, matched and the dump's
+ *    counters are 0)   (C side: ct_tuple_delete.c) */
 struct ct_delete_tuples_op {
 	struct ct_tuple_delete *items;
 	size_t n;
-	struct ct_tuple_delete_result r;
+	struct ct_delete_result r;
 	double ms;
 };
 
@@ -217,21 +217,7 @@ static int ct_delete_tuples_execute(struct handle *h, void *state, struct op_err
 static napi_value ct_delete_tuples_result(napi_env env, void *state)
 {
 	struct ct_delete_tuples_op *s = state;
-	napi_value o = new_object(env), by = new_object(env);
-
-	put_num(env, o, "deleted", (double)s->r.deleted);
-	put_num(env, o, "alreadyGone", (double)s->r.already_gone);
-	put_num(env, o, "failed", (double)s->r.failed);
-	put_num(env, o, "firstErrno", (double)-s->r.first_error);
-	put_num(env, o, "rechecked", (double)s->r.rechecked);
-	put_num(env, o, "stillPresent", (double)s->r.still_present);
-	for (int p = 0; p < 256; p++)
-		put_protocol_counts(env, by, p, s->r.by_proto[p].deleted, s->r.by_proto[p].already_gone,
-				    s->r.by_proto[p].failed);
-	put_value(env, o, "byProtocol", by);
-	put_batch_diag(env, o, &s->r.batch);
-	put_num(env, o, "ms", s->ms);
-	return o;
+	return delete_result_value(env, &s->r, s->ms);
 }
 
 static void ct_delete_tuples_release(void *state)

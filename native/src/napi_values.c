@@ -55,18 +55,17 @@ void put_bool(napi_env env, napi_value obj, const char *name, int b)
 		put_value(env, obj, name, v);
 }
 
-void put_protocol_counts(napi_env env, napi_value by, int proto, uint64_t deleted, uint64_t already_gone,
-			 uint64_t failed)
+static void put_protocol_counts(napi_env env, napi_value by, int proto, const struct ct_delete_counts *c)
 {
 	char key[8];
 	napi_value e;
 
-	if (!deleted && !already_gone && !failed)
+	if (!c->deleted && !c->already_gone && !c->failed)
 		return;
 	e = new_object(env);
-	put_num(env, e, "deleted", (double)deleted);
-	put_num(env, e, "alreadyGone", (double)already_gone);
-	put_num(env, e, "failed", (double)failed);
+	put_num(env, e, "deleted", (double)c->deleted);
+	put_num(env, e, "alreadyGone", (double)c->already_gone);
+	put_num(env, e, "failed", (double)c->failed);
 	snprintf(key, sizeof(key), "%d", proto);
 	put_value(env, by, key, e);
 }
@@ -76,6 +75,29 @@ void put_batch_diag(napi_env env, napi_value obj, const struct nl_batch_diag *d)
 	put_num(env, obj, "sends", (double)d->sends);
 	put_num(env, obj, "ackOverruns", (double)d->overruns);
 	put_num(env, obj, "resent", (double)d->resent);
+}
+
+napi_value delete_result_value(napi_env env, const struct ct_delete_result *r, double ms)
+{
+	napi_value o = new_object(env), by = new_object(env);
+
+	put_num(env, o, "scanned", (double)r->scanned);
+	put_num(env, o, "matched", (double)r->matched);
+	put_num(env, o, "deleted", (double)r->deleted);
+	put_num(env, o, "alreadyGone", (double)r->already_gone);
+	put_num(env, o, "failed", (double)r->failed);
+	put_num(env, o, "rechecked", (double)r->rechecked);
+	put_num(env, o, "stillPresent", (double)r->still_present);
+	for (int p = 0; p < 256; p++)
+		put_protocol_counts(env, by, p, &r->by_proto[p]);
+	put_value(env, o, "byProtocol", by);
+	put_num(env, o, "firstErrno", (double)-r->first_error);
+	put_batch_diag(env, o, &r->batch);
+	put_num(env, o, "dumpRestarts", (double)r->dump.restarts);
+	put_num(env, o, "bufferGrowths", (double)r->dump.buffer_growths);
+	put_num(env, o, "unparsed", (double)r->dump.unparsed);
+	put_num(env, o, "ms", ms);
+	return o;
 }
 
 napi_value entry_records_value(napi_env env, const struct ct_entry_list *list)
