@@ -42,7 +42,7 @@ export interface RawListResult {
 
 /**
  * The one answer of every delete op of the addon (ct_delete, ct_delete_tuples, ev_delete with
- * `fresh` added, ev_verify; delete_result_value in native/src): the public counts plus
+ * `fresh` added, ev_verify; delete_result_value in native/src/napi/napi_values.c): the public counts plus
  * diagnostics for tests and benches. A delete by tuple walks no table: its scanned, matched,
  * dumpRestarts, bufferGrowths and unparsed are 0.
  */

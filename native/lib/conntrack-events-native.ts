@@ -1,7 +1,8 @@
 /**
  * The event index on the real kernel (ConntrackEventIndex over the addon's `ev_*` ops; C in
- * native/src/ct_events*.c). It owns a handle of its own, so its calls never queue behind the
- * agent's dumps, and its reader thread runs in C: nothing here blocks the event loop.
+ * native/src/ops/ct_events.c and native/src/napi/ct_events_napi.c). It owns a handle of its
+ * own, so its calls never queue behind the agent's dumps, and its reader thread runs in C:
+ * nothing here blocks the event loop.
  */
 import { toNetlinkError, type RawAddon, type RawHandle } from './addon.js';
 import { toIndexDeleteResult, toVerifyResult, type RawDeleteResult } from './conntrack-convert.js';
