@@ -1,7 +1,14 @@
 /** Converts between the typed conntrack API and the addon's raw op arguments/results. */
-import { PROTOCOL_NUMBERS, stateNumber, statusBits } from './conntrack-names.js';
+import { PROTOCOL_NUMBERS, protocolName, stateNumber, statusBits } from './conntrack-names.js';
 import type { CheckedFilter } from './conntrack-validate.js';
-import type { ConntrackProtocol, DeleteConntrackResult, DeleteCountsByProtocol } from './types.js';
+import type {
+  ConntrackDeleteIndexedResult,
+  ConntrackProtocol,
+  ConntrackVerifyResult,
+  DeleteConntrackEntriesResult,
+  DeleteConntrackResult,
+  DeleteCountsByProtocol,
+} from './types.js';
 import { protocolKey } from './conntrack-entry-refs.js';
 
 export interface RawFilterArgs {
@@ -33,7 +40,12 @@ export interface RawListResult {
   sysMs: number;
 }
 
-/** Everything ct_delete reports: the public counts plus diagnostics for tests and benches. */
+/**
+ * The one answer of every delete op of the addon (ct_delete, ct_delete_tuples, ev_delete with
+ * `fresh` added, ev_verify; delete_result_value in native/src/napi/napi_values.c): the public counts plus
+ * diagnostics for tests and benches. A delete by tuple walks no table: its scanned, matched,
+ * dumpRestarts, bufferGrowths and unparsed are 0.
+ */
 export interface RawDeleteResult extends Omit<DeleteConntrackResult, 'byProtocol'> {
   /** Keyed by IP protocol number. */
   byProtocol: Record<string, DeleteCountsByProtocol>;
@@ -49,10 +61,38 @@ export interface RawDeleteResult extends Omit<DeleteConntrackResult, 'byProtocol
   unparsed: number;
 }
 
-export function toDeleteResult(raw: RawDeleteResult): DeleteConntrackResult {
+/** The by-protocol counts keyed by protocol name (`proto-<n>` for a number without one). */
+function countsByProtocolKey(raw: RawDeleteResult): Record<string, DeleteCountsByProtocol> {
   const byProtocol: Record<string, DeleteCountsByProtocol> = {};
   for (const [n, counts] of Object.entries(raw.byProtocol)) byProtocol[protocolKey(Number(n))] = counts;
-  return { scanned: raw.scanned, matched: raw.matched, deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, byProtocol, ms: raw.ms };
+  return byProtocol;
+}
+
+/** deleteConntrack's answer. */
+export function toDeleteResult(raw: RawDeleteResult): DeleteConntrackResult {
+  return { scanned: raw.scanned, matched: raw.matched, deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, byProtocol: countsByProtocolKey(raw), ms: raw.ms };
+}
+
+/** deleteConntrackEntries' answer. */
+export function toEntriesDeleteResult(raw: RawDeleteResult): DeleteConntrackEntriesResult {
+  return { deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, byProtocol: countsByProtocolKey(raw), ms: raw.ms };
+}
+
+/** The event index's deleteFlowsOf: per protocol name, the entries that left the kernel (deleted or already gone). */
+export function toIndexDeleteResult(raw: RawDeleteResult & { fresh: boolean }): ConntrackDeleteIndexedResult {
+  const byProtocol: Record<string, number> = {};
+  for (const [n, counts] of Object.entries(raw.byProtocol)) {
+    const gone = counts.deleted + counts.alreadyGone;
+    if (gone === 0) continue;
+    const name = protocolName(Number(n));
+    byProtocol[name] = (byProtocol[name] ?? 0) + gone;
+  }
+  return { fresh: raw.fresh, deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, byProtocol, ms: raw.ms };
+}
+
+/** The event index's verify: the dump pass's counts. */
+export function toVerifyResult(raw: RawDeleteResult): ConntrackVerifyResult {
+  return { deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, scanned: raw.scanned, ms: raw.ms };
 }
 
 /**

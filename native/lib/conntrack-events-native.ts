@@ -1,13 +1,13 @@
 /**
  * The event index on the real kernel (ConntrackEventIndex over the addon's `ev_*` ops; C in
- * native/src/ct_events*.c). It owns a handle of its own, so its calls never queue behind the
- * agent's dumps, and its reader thread runs in C: nothing here blocks the event loop.
+ * native/src/ops/ct_events.c and native/src/napi/ct_events_napi.c). It owns a handle of its
+ * own, so its calls never queue behind the agent's dumps, and its reader thread runs in C:
+ * nothing here blocks the event loop.
  */
 import { toNetlinkError, type RawAddon, type RawHandle } from './addon.js';
-import type { RawDeleteResult } from './conntrack-convert.js';
+import { toIndexDeleteResult, toVerifyResult, type RawDeleteResult } from './conntrack-convert.js';
 import { decodeEntryRecords } from './conntrack-records.js';
 import { checkAddresses, type CheckedEventsOptions } from './conntrack-events-common.js';
-import { protocolName } from './conntrack-names.js';
 import type {
   ConntrackDeleteIndexedResult,
   ConntrackEventIndex,
@@ -25,7 +25,6 @@ export interface RawIndexStats extends Omit<ConntrackIndexStats, 'filter' | 'sta
 }
 
 interface RawFlows { fresh: boolean; records: ArrayBuffer; refreshed: number }
-interface RawIndexDelete { fresh: boolean; deleted: number; alreadyGone: number; failed: number; byProtocolNumber: Record<string, number>; ms: number }
 
 export class NativeConntrackEvents implements ConntrackEventIndex {
   private closed = false;
@@ -89,20 +88,13 @@ export class NativeConntrackEvents implements ConntrackEventIndex {
 
   async deleteFlowsOf(addresses: string[]): Promise<ConntrackDeleteIndexedResult> {
     const checked = checkAddresses('deleteFlowsOf', addresses);
-    const raw = await this.invoke<RawIndexDelete>('deleteFlowsOf', 'ev_delete', { addresses: checked });
-    const byProtocol: Record<string, number> = {};
-    for (const [n, count] of Object.entries(raw.byProtocolNumber)) {
-      const name = protocolName(Number(n));
-      byProtocol[name] = (byProtocol[name] ?? 0) + count;
-    }
-    return { fresh: raw.fresh, deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, byProtocol, ms: raw.ms };
+    return toIndexDeleteResult(await this.invoke<RawDeleteResult & { fresh: boolean }>('deleteFlowsOf', 'ev_delete', { addresses: checked }));
   }
 
   async verify(addresses: string[]): Promise<ConntrackVerifyResult> {
     const checked = checkAddresses('verify', addresses);
     if (checked.length === 0) return { deleted: 0, alreadyGone: 0, failed: 0, scanned: 0, ms: 0 };
-    const raw = await this.invoke<RawDeleteResult>('verify', 'ev_verify', { addresses: checked });
-    return { deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, scanned: raw.scanned, ms: raw.ms };
+    return toVerifyResult(await this.invoke<RawDeleteResult>('verify', 'ev_verify', { addresses: checked }));
   }
 
   async resync(): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * TEST SUPPORT: what a ConntrackFillSpec creates, computed in TypeScript for the in-memory
- * stand-in. Mirrors add_insert() in native/src/conntrack.c; the contract suite checks that both
- * produce the same table.
+ * stand-in. Mirrors add_insert() in native/src/ops/conntrack.c; the contract suite checks that
+ * both produce the same table.
  */
 import { formatAddress, parseAddress } from './conntrack-address.js';
 import type { ConntrackFillSpec } from './conntrack-convert.js';

@@ -1,6 +1,6 @@
 /**
  * Decodes the addon's entry records (one ArrayBuffer per result; layout in
- * native/src/ct_records.h) into ConntrackEntry objects. Building an entry here costs about
+ * native/src/napi/ct_records.h) into ConntrackEntry objects. Building an entry here costs about
  * what a single N-API property set cost when C built the objects, and object literals give
  * every entry the same shape.
  */

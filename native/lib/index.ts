@@ -6,11 +6,11 @@
  * handle run one after the other.
  */
 import { loadAddon, toNetlinkError, type RawAddon, type RawHandle, type RawOpenOptions } from './addon.js';
-import { toDeleteResult, toRawFilter, type RawDeleteResult, type RawListResult } from './conntrack-convert.js';
-import { diagnosticsOf, registerInternals, type RawDeleteEntriesResult } from './native-internals.js';
+import { toDeleteResult, toEntriesDeleteResult, toRawFilter, type RawDeleteResult, type RawListResult } from './conntrack-convert.js';
+import { diagnosticsOf, registerInternals } from './native-internals.js';
 import { checkEventsOptions } from './conntrack-events-common.js';
 import { NativeConntrackEvents } from './conntrack-events-native.js';
-import { checkEntryRefs, protocolKey } from './conntrack-entry-refs.js';
+import { checkEntryRefs } from './conntrack-entry-refs.js';
 import { checkScanOptions } from './conntrack-scan.js';
 import { ScanBatchReceiver } from './conntrack-scan-stream.js';
 import { decodeEntryRecords } from './conntrack-records.js';
@@ -23,7 +23,6 @@ import type {
   ConntrackEntryRef,
   ConntrackStats,
   DeleteConntrackEntriesResult,
-  DeleteCountsByProtocol,
   DeleteConntrackOptions,
   DeleteConntrackResult,
   IpvsDestination,
@@ -44,7 +43,6 @@ import { IPS_DST_NAT } from './types.js';
 
 export * from './types.js';
 export type { ConntrackFillSpec, ConntrackFillResult, RawDeleteResult, RawListResult } from './conntrack-convert.js';
-export type { RawDeleteEntriesResult } from './native-internals.js';
 
 /** What ct_scan answers. */
 export interface RawScanResult extends RawListResult {
@@ -93,11 +91,9 @@ export class NativeNetlink implements NetlinkApi {
   async deleteConntrackEntries(entries: readonly ConntrackEntryRef[]): Promise<DeleteConntrackEntriesResult> {
     const checked = checkEntryRefs('deleteConntrackEntries', entries);
     if (checked.length === 0) return { deleted: 0, alreadyGone: 0, failed: 0, byProtocol: {}, ms: 0 };
-    const raw = await this.invoke<RawDeleteEntriesResult>('deleteConntrackEntries', 'ct_delete_tuples', { entries: checked });
+    const raw = await this.invoke<RawDeleteResult>('deleteConntrackEntries', 'ct_delete_tuples', { entries: checked });
     diagnosticsOf(this).lastDeleteEntries = raw;
-    const byProtocol: Record<string, DeleteCountsByProtocol> = {};
-    for (const [n, counts] of Object.entries(raw.byProtocol)) byProtocol[protocolKey(Number(n))] = counts;
-    return { deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, byProtocol, ms: raw.ms };
+    return toEntriesDeleteResult(raw);
   }
 
   async listConntrack(options?: ListConntrackOptions): Promise<ConntrackEntry[]> {

@@ -277,7 +277,7 @@ function settle<T>(fn: () => T): Promise<T> {
   return new Promise((resolve) => resolve(fn()));
 }
 
-/** The addon's matching rules (ct_entry_matches in native/src/ct_parse.c). */
+/** The addon's matching rules (ct_entry_matches in native/src/wire/ct_parse.c). */
 function compileFilter(f: CheckedFilter): (e: ConntrackEntry) => boolean {
   const addresses = f.addresses === undefined ? undefined : new Set(f.addresses.map((a) => addressKey(a)));
   const protocols = f.protocols === undefined ? undefined : new Set(f.protocols.map((p) => PROTOCOL_NUMBERS[p]));

@@ -4,27 +4,10 @@
  * Internal to the package (not in `exports`).
  */
 import type { RawDeleteResult } from './conntrack-convert.js';
-import type { DeleteCountsByProtocol } from './types.js';
-
-/** What ct_delete_tuples answers: the public counts (byProtocol keyed by number) plus diagnostics. */
-export interface RawDeleteEntriesResult {
-  deleted: number;
-  alreadyGone: number;
-  failed: number;
-  firstErrno: number;
-  byProtocol: Record<string, DeleteCountsByProtocol>;
-  /** ENOENT answers re-checked by GET, and how many of those entries were still present. */
-  rechecked: number;
-  stillPresent: number;
-  sends: number;
-  ackOverruns: number;
-  resent: number;
-  ms: number;
-}
 
 export interface DeleteDiagnostics {
   lastDelete?: RawDeleteResult;
-  lastDeleteEntries?: RawDeleteEntriesResult;
+  lastDeleteEntries?: RawDeleteResult;
 }
 
 export type Invoke = <T>(op: string, native: string, args: object) => Promise<T>;

@@ -11,10 +11,10 @@ import { toRawFillSpec, toRawFilter, type ConntrackFillResult, type ConntrackFil
 import { checkListOptions } from './conntrack-validate.js';
 import type { NativeNetlink } from './index.js';
 import { MemoryConntrack } from './memory-conntrack.js';
-import { diagnosticsOf, invokeOf, type RawDeleteEntriesResult } from './native-internals.js';
+import { diagnosticsOf, invokeOf } from './native-internals.js';
 import type { ListConntrackOptions } from './types.js';
 
-export type { ConntrackFillSpec, ConntrackFillResult, RawDeleteResult, RawListResult, RawDeleteEntriesResult };
+export type { ConntrackFillSpec, ConntrackFillResult, RawDeleteResult, RawListResult };
 export type { RawOpenOptions } from './addon.js';
 
 export interface PassTiming {
@@ -54,6 +54,6 @@ export function lastDelete(api: NativeNetlink): RawDeleteResult | undefined {
 }
 
 /** Diagnostics of the handle's last deleteConntrackEntries (sends, re-checks, first errno...). */
-export function lastDeleteEntries(api: NativeNetlink): RawDeleteEntriesResult | undefined {
+export function lastDeleteEntries(api: NativeNetlink): RawDeleteResult | undefined {
   return diagnosticsOf(api).lastDeleteEntries;
 }

@@ -2,9 +2,10 @@
 // Builds the netlink-native package during `npm ci` (the root package's own postinstall, which
 // npm runs; dependencies' scripts are gated by allowScripts, and this workspace declares no
 // install script of its own: "gypfile": false keeps npm from adding `node-gyp rebuild`):
-//   1. the C addon with node-gyp -> native/build/Release/netlink_native.node (Linux only:
-//      elsewhere it says so and goes on, so the webhook, which never loads it, installs
-//      anywhere; the addon then fails with a clear error when opened);
+//   1. the C addon (native/src/{wire,ops,napi}/*.c, listed in binding.gyp) with node-gyp ->
+//      native/build/Release/netlink_native.node (Linux only: elsewhere it says so and goes on,
+//      so the webhook, which never loads it, installs anywhere; the addon then fails with a
+//      clear error when opened);
 //   2. the TypeScript sources native/lib -> native/dist (JavaScript + .d.ts), the package's
 //      published entry (`exports` in native/package.json).
 // Flags: --force rebuilds the addon even with CONNDRAIN_SKIP_NATIVE=1; --ts-only / --addon-only.

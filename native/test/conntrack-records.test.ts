@@ -1,5 +1,5 @@
 /**
- * The record layout of native/src/ct_records.h, pinned from the JavaScript side: hand-built
+ * The record layout of native/src/napi/ct_records.h, pinned from the JavaScript side: hand-built
  * records decode to the entries the addon's old object form gave (the kernel contract suites
  * check the C encoder against the kernel and the stand-in).
  */
