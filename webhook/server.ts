@@ -5,13 +5,14 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { WebhookConfig } from '../src/config/webhook.js';
 import type { RandomSource } from '../src/inject/index.js';
 import type { Logger } from '../src/logging.js';
-import { statusBody } from './admission/answer.js';
 import { DrainHookInjection } from './admission/drain-hook.js';
 import { AdmissionSummary } from './http/admission-summary.js';
 import { BodyBudget } from './http/body-budget.js';
 import { ConnectionTracker } from './http/connections.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './http/limits.js';
-import { createMutateHandler, refusalOfHead } from './http/mutate.js';
+import { checkRequestHead } from './http/hygiene.js';
+import { createMutateHandler } from './http/mutate.js';
+import { statusBody } from './http/status.js';
 import type { MetricsAccess } from '../kube/metrics-auth/metrics-access.js';
 import { serveMetrics } from '../kube/metrics-auth/serve-metrics.js';
 import { createWebhookMetrics, type WebhookMetrics } from './metrics.js';
@@ -140,7 +141,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   // `Expect: 100-continue`: invite the body only when it would be read. A refusal decided on
   // the head (413, 415, 405) is answered at once, without the 100 that would start the upload.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if (!isMutate(req) || refusalOfHead(req) === undefined) res.writeContinue();
+    if (!isMutate(req) || checkRequestHead(req) === undefined) res.writeContinue();
     dispatch(req, res);
   });
   // A failed or timed-out handshake (handshakeTimeout) ends its socket: nothing else would.
