@@ -102,9 +102,6 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     }
     next();
   });
-  const handler = new DrainHookInjection({ config, random });
-  const mutate = createMutateHandler({ handler, logger, metrics, limits, budget, summary, closing: () => closing });
-  app.all('/mutate', (req: Request, res: Response) => mutate(req, res));
   app.get('/healthz', (_req: Request, res: Response) => {
     res.type('text/plain').send('ok');
   });
@@ -123,11 +120,14 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     logger.error({ err: error, path: req.path }, 'unhandled error in a route');
     if (!res.headersSent) res.status(500).json(statusBody(500, 'internal-error', 'conndrain webhook internal error'));
   });
-  // /mutate is the hot path: the API server calls it for every pod creation in opted-in
-  // namespaces. Express's routing and req/res decoration cost more CPU per request than the
-  // whole bare node:https answer, which alone puts the throughput goal out of reach
-  // (bench/webhook; the figures and their command: docs/benchmarks.md). So /mutate (with any query string: the API server appends ?timeout=10s) is
-  // answered by the same handler straight from node:https; Express serves everything else.
+  // One route for /mutate, straight from node:https: the API server calls it for every pod
+  // creation in opted-in namespaces, and Express's routing and req/res decoration cost more CPU
+  // per request than the whole bare node:https answer (bench/webhook measures both; the
+  // figures and their command: docs/benchmarks.md). The path is matched exactly, with any query
+  // string (the API server appends ?timeout=10s), as the webhook configuration names it;
+  // Express serves everything else, and answers any other path with 404.
+  const handler = new DrainHookInjection({ config, random });
+  const mutate = createMutateHandler({ handler, logger, metrics, limits, budget, summary, closing: () => closing });
   const isMutate = (req: IncomingMessage): boolean => req.url === '/mutate' || req.url?.startsWith('/mutate?') === true;
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     if (isMutate(req)) {

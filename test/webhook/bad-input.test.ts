@@ -53,6 +53,8 @@ const CASES: Case[] = [
   { name: 'empty request.uid', body: review(samplePod(), { uid: '' }), status: 400, reason: 'missing-uid', message: 'request.uid is missing or empty; the API server always sets it and expects it back in response.uid' },
   { name: 'numeric request.uid', body: review(samplePod(), { uid: 42 }), status: 400, reason: 'missing-uid', message: 'request.uid is missing or empty; the API server always sets it and expects it back in response.uid' },
   { name: 'unknown path', path: '/validate', body: review(samplePod()), status: 404, reason: 'not-found', message: 'no route POST /validate; the webhook serves POST /mutate, GET /healthz, /readyz and /metrics' },
+  // One route for /mutate, matched exactly as the webhook configuration names it.
+  { name: 'a trailing slash on /mutate', path: '/mutate/', body: review(samplePod()), status: 404, reason: 'not-found', message: 'no route POST /mutate/; the webhook serves POST /mutate, GET /healthz, /readyz and /metrics' },
 ];
 
 for (const c of CASES) {
