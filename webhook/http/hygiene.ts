@@ -35,6 +35,7 @@ export interface Rejection {
     | 'wrong-api-version'
     | 'missing-request'
     | 'missing-uid'
+    | 'malformed-request'
     | 'busy'
     /** Not a refusal: the HTTP layer itself failed (a bug, caught) before it had an answer; a 500, counted as an error. */
     | 'internal-error';
@@ -87,6 +88,7 @@ function shown(value: unknown): string {
 function typeName(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
   return `a ${typeof value}`;
 }
 
@@ -94,7 +96,35 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Parses and checks the body: JSON, apiVersion/kind, a request with a uid. */
+/** The string fields of AdmissionRequest: absent, or a string. */
+const STRING_FIELDS = ['subResource', 'name', 'namespace', 'operation'] as const;
+/** The group/version/kind objects of AdmissionRequest (`resource` names its kind `resource`): absent, or an object of strings. */
+const GVK_FIELDS = [['kind', ['group', 'version', 'kind']], ['resource', ['group', 'version', 'resource']]] as const;
+
+/**
+ * The request's fields as AdmissionRequest types them, as decoding into Go's typed struct
+ * checks them for controller-runtime: what is wrong, or undefined. Only the fields the type
+ * names; `object` and `oldObject` are any JSON.
+ */
+function requestShapeProblem(request: Record<string, unknown>): string | undefined {
+  for (const field of STRING_FIELDS) {
+    const value = request[field];
+    if (value !== undefined && typeof value !== 'string') return `request.${field} is ${typeName(value)}, expected a string`;
+  }
+  for (const [field, keys] of GVK_FIELDS) {
+    const value = request[field];
+    if (value === undefined) continue;
+    if (!isRecord(value)) return `request.${field} is ${typeName(value)}, expected an object with ${keys.join(', ')}`;
+    for (const key of keys) {
+      if (value[key] !== undefined && typeof value[key] !== 'string') return `request.${field}.${key} is ${typeName(value[key])}, expected a string`;
+    }
+  }
+  const dryRun = request['dryRun'];
+  if (dryRun !== undefined && typeof dryRun !== 'boolean') return `request.dryRun is ${typeName(dryRun)}, expected a boolean`;
+  return undefined;
+}
+
+/** Parses and checks the body: JSON, apiVersion/kind, a request with a uid and fields of the right types. */
 export function decodeReview(body: string): Result<AdmissionRequest, Rejection> {
   if (body.trim() === '') return fail(rejection(400, 'empty-body', `request body is empty; expected ${EXPECTED}`));
   let parsed: unknown;
@@ -120,5 +150,7 @@ export function decodeReview(body: string): Result<AdmissionRequest, Rejection> 
   if (typeof uid !== 'string' || uid === '') {
     return fail(rejection(400, 'missing-uid', 'request.uid is missing or empty; the API server always sets it and expects it back in response.uid'));
   }
+  const problem = requestShapeProblem(request);
+  if (problem !== undefined) return fail(rejection(400, 'malformed-request', `${problem} (in ${EXPECTED})`));
   return ok(request as unknown as AdmissionRequest);
 }
