@@ -20,7 +20,7 @@ function refuse(input: ManifestInput, at: Position | undefined, message: string)
   return new CliExit(USAGE_EXIT, `${input.name}${at === undefined ? '' : `:${at.line}:${at.col}`}: ${message}`);
 }
 
-/** The same test as webhook/inject-manifests.ts: such input is parsed as JSON, not YAML. */
+/** The same test as cli/inject-manifests.ts: such input is parsed as JSON, not YAML. */
 function looksLikeJson(text: string): boolean {
   const first = text.trimStart()[0];
   return first === '{' || first === '[';

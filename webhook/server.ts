@@ -5,13 +5,14 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { WebhookConfig } from '../src/config/webhook.js';
 import type { RandomSource } from '../src/inject/index.js';
 import type { Logger } from '../src/logging.js';
-import { statusBody } from './admission/answer.js';
 import { DrainHookInjection } from './admission/drain-hook.js';
 import { AdmissionSummary } from './http/admission-summary.js';
 import { BodyBudget } from './http/body-budget.js';
 import { ConnectionTracker } from './http/connections.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './http/limits.js';
-import { createMutateHandler, refusalOfHead } from './http/mutate.js';
+import { checkRequestHead } from './http/hygiene.js';
+import { createMutateHandler } from './http/mutate.js';
+import { statusBody } from './http/status.js';
 import type { MetricsAccess } from '../kube/metrics-auth/metrics-access.js';
 import { serveMetrics } from '../kube/metrics-auth/serve-metrics.js';
 import { createWebhookMetrics, type WebhookMetrics } from './metrics.js';
@@ -101,9 +102,6 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     }
     next();
   });
-  const handler = new DrainHookInjection({ config, random });
-  const mutate = createMutateHandler({ handler, logger, metrics, limits, budget, summary, closing: () => closing });
-  app.all('/mutate', (req: Request, res: Response) => mutate(req, res));
   app.get('/healthz', (_req: Request, res: Response) => {
     res.type('text/plain').send('ok');
   });
@@ -122,11 +120,14 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     logger.error({ err: error, path: req.path }, 'unhandled error in a route');
     if (!res.headersSent) res.status(500).json(statusBody(500, 'internal-error', 'conndrain webhook internal error'));
   });
-  // /mutate is the hot path: the API server calls it for every pod creation in opted-in
-  // namespaces. Express's routing and req/res decoration cost more CPU per request than the
-  // whole bare node:https answer, which alone puts the throughput goal out of reach
-  // (bench/webhook; the figures and their command: docs/benchmarks.md). So /mutate (with any query string: the API server appends ?timeout=10s) is
-  // answered by the same handler straight from node:https; Express serves everything else.
+  // One route for /mutate, straight from node:https: the API server calls it for every pod
+  // creation in opted-in namespaces, and Express's routing and req/res decoration cost more CPU
+  // per request than the whole bare node:https answer (bench/webhook measures both; the
+  // figures and their command: docs/benchmarks.md). The path is matched exactly, with any query
+  // string (the API server appends ?timeout=10s), as the webhook configuration names it;
+  // Express serves everything else, and answers any other path with 404.
+  const handler = new DrainHookInjection({ config, random });
+  const mutate = createMutateHandler({ handler, logger, metrics, limits, budget, summary, closing: () => closing });
   const isMutate = (req: IncomingMessage): boolean => req.url === '/mutate' || req.url?.startsWith('/mutate?') === true;
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     if (isMutate(req)) {
@@ -140,7 +141,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   // `Expect: 100-continue`: invite the body only when it would be read. A refusal decided on
   // the head (413, 415, 405) is answered at once, without the 100 that would start the upload.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if (!isMutate(req) || refusalOfHead(req) === undefined) res.writeContinue();
+    if (!isMutate(req) || checkRequestHead(req) === undefined) res.writeContinue();
     dispatch(req, res);
   });
   // A failed or timed-out handshake (handshakeTimeout) ends its socket: nothing else would.

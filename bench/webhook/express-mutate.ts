@@ -2,9 +2,9 @@
  * The comparison server "ours via Express": the webhook's own /mutate handler
  * (createMutateHandler with the drain-hook injection, the same metrics, limits, body budget and
  * logger) mounted as an Express route, the way the other paths of the real server are served.
- * The real server dispatches /mutate before Express; this one exists only to measure what
- * Express's routing would cost on the hot path, so it lives in bench/, not behind an option of
- * the production server.
+ * The real server has one route for /mutate, straight from node:https, because this one costs
+ * more; it exists only to keep measuring that choice, so it lives in bench/, not behind an
+ * option of the production server.
  */
 import { createServer, type Server } from 'node:https';
 import express, { type Request, type Response } from 'express';

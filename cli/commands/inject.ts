@@ -21,7 +21,7 @@ function joinOutputs(outputs: readonly string[]): string {
   return joined;
 }
 
-/** `conndrain inject`: manifests rewritten the way the webhook would mutate them (webhook/inject-manifests.ts). */
+/** `conndrain inject`: manifests rewritten the way the webhook would mutate them (cli/inject-manifests.ts). */
 export function defineInjectCommand(inject: Command): void {
   inject.addOption(
     new Option('-f, --filename <file>', 'manifest file, directory (its .yaml, .yml and .json files) or - for stdin; repeat for more, read in order')
@@ -45,7 +45,7 @@ object (one line, FILE:LINE:COL: what; nothing is written).`);
     const [{ readManifestInputs }, { checkManifest }, { injectManifests, ManifestError }] = await Promise.all([
       import('../manifest-input.js'),
       import('../manifest-check.js'),
-      import('../../webhook/inject-manifests.js'),
+      import('../inject-manifests.js'),
     ]);
     const who = pathOf(command);
     const filenames = Array.isArray(flags['filename']) ? (flags['filename'] as string[]) : [];

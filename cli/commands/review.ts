@@ -5,7 +5,7 @@ import { addConfigOptions } from '../options.js';
 import { pathOf, USAGE_EXIT } from '../usage-error.js';
 import { INJECT_OPTIONS, loadWebhookCliConfig } from '../webhook-input.js';
 
-/** `conndrain review`: the AdmissionReview response the webhook would send (webhook/admission/answer.ts). */
+/** `conndrain review`: the AdmissionReview response the webhook would send (webhook/http/admit.ts, webhook/http/review.ts). */
 export function defineReviewCommand(review: Command): void {
   addConfigOptions(review, INJECT_OPTIONS);
   review.addHelpText('after', `
@@ -20,17 +20,18 @@ with a 4xx Status).`);
   review.action(async (flags: Record<string, unknown>, command: Command) => {
     const config = loadWebhookCliConfig(flags);
     const who = pathOf(command);
-    const [{ decodeManifest, readStdin, STDIN_NAME }, { answerReview }, { DrainHookInjection }] = await Promise.all([
+    const [{ decodeManifest, readStdin, STDIN_NAME }, { admitReview }, { encodeReview }, { DrainHookInjection }] = await Promise.all([
       import('../manifest-input.js'),
-      import('../../webhook/admission/answer.js'),
+      import('../../webhook/http/admit.js'),
+      import('../../webhook/http/review.js'),
       import('../../webhook/admission/drain-hook.js'),
     ]);
     const text = decodeManifest(STDIN_NAME, await readStdin());
-    const answer = answerReview(text, new DrainHookInjection({ config, random: (n: number) => randomBytes(n) }));
+    const admitted = admitReview(text, new DrainHookInjection({ config, random: (n: number) => randomBytes(n) }));
     // An input error names the input, as inject's do (docs/cli-errors.md).
-    if (answer.request === undefined) throw new CliExit(USAGE_EXIT, `${STDIN_NAME}: ${answer.body.message} (the webhook would answer HTTP ${answer.status})`);
-    process.stdout.write(`${JSON.stringify(answer.body, null, 2)}\n`);
-    const { response } = answer.body;
-    if (!response.allowed) throw new CliExit(1, `${who}: denied: ${response.status?.message ?? 'the webhook would deny this request'}`);
+    if (!admitted.ok) throw new CliExit(USAGE_EXIT, `${STDIN_NAME}: ${admitted.error.message} (the webhook would answer HTTP ${admitted.error.status})`);
+    const { answer } = admitted.value;
+    process.stdout.write(`${JSON.stringify(encodeReview(answer), null, 2)}\n`);
+    if (!answer.allowed) throw new CliExit(1, `${who}: denied: ${answer.status?.message ?? 'the webhook would deny this request'}`);
   });
 }

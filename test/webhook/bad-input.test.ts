@@ -51,8 +51,11 @@ const CASES: Case[] = [
   { name: 'no request', body: JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }), status: 400, reason: 'missing-request', message: 'the AdmissionReview has no request object' },
   { name: 'no request.uid', body: review(samplePod(), { uid: undefined }), status: 400, reason: 'missing-uid', message: 'request.uid is missing or empty; the API server always sets it and expects it back in response.uid' },
   { name: 'empty request.uid', body: review(samplePod(), { uid: '' }), status: 400, reason: 'missing-uid', message: 'request.uid is missing or empty; the API server always sets it and expects it back in response.uid' },
+  { name: 'request.kind a string', body: review(samplePod(), { kind: 'Pod' }), status: 400, reason: 'malformed-request', message: `request.kind is a string, expected an object with group, version, kind (in ${EXPECTED})` },
   { name: 'numeric request.uid', body: review(samplePod(), { uid: 42 }), status: 400, reason: 'missing-uid', message: 'request.uid is missing or empty; the API server always sets it and expects it back in response.uid' },
   { name: 'unknown path', path: '/validate', body: review(samplePod()), status: 404, reason: 'not-found', message: 'no route POST /validate; the webhook serves POST /mutate, GET /healthz, /readyz and /metrics' },
+  // One route for /mutate, matched exactly as the webhook configuration names it.
+  { name: 'a trailing slash on /mutate', path: '/mutate/', body: review(samplePod()), status: 404, reason: 'not-found', message: 'no route POST /mutate/; the webhook serves POST /mutate, GET /healthz, /readyz and /metrics' },
 ];
 
 for (const c of CASES) {

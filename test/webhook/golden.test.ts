@@ -14,8 +14,10 @@ import fastJsonPatch from 'fast-json-patch';
 import { DEFAULT_INJECT_CONFIG, type InjectConfig } from '../../src/config/webhook.js';
 import { seededRandom } from '../../src/inject/index.js';
 import { DrainHookInjection } from '../../webhook/admission/drain-hook.js';
+import { resultOf } from '../../webhook/admission/answer.js';
 import { handleAdmission } from '../../webhook/admission/handler.js';
 import type { AdmissionRequest } from '../../webhook/admission/types.js';
+import { encodeReview } from '../../webhook/http/review.js';
 import { assertSleepWithinGrace, validateKubernetesObject } from './schema.js';
 
 const DIR = new URL('../fixtures/webhook/', import.meta.url).pathname;
@@ -58,14 +60,16 @@ for (const file of files) {
     const fixture = JSON.parse(readFileSync(path, 'utf8')) as Fixture;
     const config = { ...DEFAULT_INJECT_CONFIG, ...fixture.config };
     const before = structuredClone(fixture.object);
-    const { response, outcome } = handleAdmission(new DrainHookInjection({ config, random: seededRandom(7) }), requestFor(fixture, fixture.object));
+    const answer = handleAdmission(new DrainHookInjection({ config, random: seededRandom(7) }), requestFor(fixture, fixture.object));
+    // What the API server reads: the answer as the HTTP edge encodes it.
+    const { response } = encodeReview(answer);
     assert.deepEqual(fixture.object, before, 'the handler must not modify its input');
     assert.equal(response.uid, 'b5f0e8a4-golden');
     const patch = decodePatch(response.patch);
     const actual = {
       allowed: response.allowed,
-      result: outcome.result,
-      reason: outcome.reason,
+      result: resultOf(answer),
+      reason: answer.reason,
       ...(response.status ? { status: response.status } : {}),
       warnings: response.warnings ?? [],
       patch: patch ?? null,
@@ -85,7 +89,7 @@ for (const file of files) {
 
     // Reinvocation: a second pass over the output changes nothing.
     const again = handleAdmission(new DrainHookInjection({ config, random: seededRandom(99) }), requestFor(fixture, patched));
-    assert.equal(again.response.patch, undefined, 'second pass must not patch');
-    assert.equal(again.response.allowed, response.allowed);
+    assert.deepEqual(again.patch, [], 'second pass must not patch');
+    assert.equal(again.allowed, answer.allowed);
   });
 }

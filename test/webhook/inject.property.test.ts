@@ -12,7 +12,9 @@ import type { InjectConfig } from '../../src/config/webhook.js';
 import { HOOK_KINDS } from '../../src/contract.js';
 import { injectPod, seededRandom } from '../../src/inject/index.js';
 import { DrainHookInjection } from '../../webhook/admission/drain-hook.js';
+import { resultOf } from '../../webhook/admission/answer.js';
 import { handleAdmission } from '../../webhook/admission/handler.js';
+import { encodeReview } from '../../webhook/http/review.js';
 import { assertSleepWithinGrace, validateKubernetesObject } from './schema.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 400);
@@ -89,10 +91,11 @@ test('injection: never throws, patches apply cleanly, results validate, second p
   const reasons = new Map<string, number>();
   fc.assert(fc.property(pods, configs, fc.integer(), (pod, config, seed) => {
     const input = structuredClone(pod);
-    const { response, outcome } = handleAdmission(new DrainHookInjection({ config, random: seededRandom(seed) }), request(input));
+    const answer = handleAdmission(new DrainHookInjection({ config, random: seededRandom(seed) }), request(input));
+    const { response } = encodeReview(answer);
     assert.deepEqual(input, pod, 'input untouched');
-    assert.notEqual(outcome.result, 'error', JSON.stringify(response));
-    reasons.set(outcome.reason, (reasons.get(outcome.reason) ?? 0) + 1);
+    assert.notEqual(resultOf(answer), 'error', JSON.stringify(response));
+    reasons.set(answer.reason, (reasons.get(answer.reason) ?? 0) + 1);
     const direct = injectPod(pod, config, seededRandom(seed));
     if (response.patch === undefined) {
       assert.equal(direct.changed, false);

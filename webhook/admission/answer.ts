@@ -1,43 +1,75 @@
-import { handleAdmission, type AdmissionHandler } from './handler.js';
-import { decodeReview, type Rejection } from './hygiene.js';
-import { boundMessage } from './printable.js';
-import type { AdmissionOutcome } from './response.js';
-import { reviewOf, type AdmissionRequest, type AdmissionReviewResponse } from './types.js';
+import type { PatchOperation } from './patch.js';
+import { boundMessage, boundWarnings } from './printable.js';
+import type { AdmissionStatus } from './types.js';
 
-/** metav1.Status, the body of a refused request (the API server logs it). */
-export interface StatusBody {
-  apiVersion: 'v1';
-  kind: 'Status';
-  status: 'Failure';
-  code: number;
+/**
+ * The one answer to an admission request, from the handler to the HTTP edge (the shape of
+ * controller-runtime's admission.Response). It is data, not wire format: the patch is a list
+ * of operations and the warnings a list of strings, so the log line and the metrics read them
+ * from here; webhook/http/review.ts encodes it once, into the AdmissionReview sent back.
+ */
+export interface AdmissionAnswer {
+  /** The request's uid: empty from the constructors, filled in by `handleAdmission`. */
+  uid: string;
+  allowed: boolean;
+  /** Why it was not allowed (403 or 400 from `denied`, 500 from `errored`); absent when allowed. */
+  status?: AdmissionStatus;
+  /** JSON patch operations to apply; empty when the object is admitted unchanged. */
+  patch: readonly PatchOperation[];
+  /** Shown to the user (kubectl prints them); already printable and bounded (printable.ts). */
+  warnings: readonly string[];
+  /** Why, for the `reason` metric label and the log: `injected`, a skip code, `workload-checked`, ... */
   reason: string;
-  message: string;
 }
 
-/** What to send back for one request body: an AdmissionReview (200) or a Status (4xx, 5xx). */
-export type Answer =
-  | { status: 200; body: AdmissionReviewResponse; outcome: AdmissionOutcome; request: AdmissionRequest }
-  | { status: number; body: StatusBody; outcome: AdmissionOutcome; request?: undefined };
+/** The status of `errored`; `denied` never uses it, so it tells an error from a deny. */
+const ERRORED_CODE = 500;
 
-export function statusBody(code: number, reason: string, message: string): StatusBody {
-  return { apiVersion: 'v1', kind: 'Status', status: 'Failure', code, reason, message: boundMessage(message) };
+/** How an answer is counted (the `result` metric label): allowed (with or without patch), denied, or error (a bug, caught). */
+export function resultOf(answer: AdmissionAnswer): 'allowed' | 'denied' | 'error' {
+  if (answer.allowed) return 'allowed';
+  return answer.status?.code === ERRORED_CODE ? 'error' : 'denied';
 }
 
-/** A request refused before admission (hygiene, body budget): its Status, counted as `rejected`. */
-export function refused(rejection: Rejection): Answer {
-  const { status, code, message } = rejection;
-  return { status, body: statusBody(status, code, message), outcome: { result: 'rejected', reason: code, patchOperations: 0 } };
+/*
+ * The constructors, one per kind of answer (the vocabulary of controller-runtime's
+ * pkg/webhook/admission response.go). Every text they put into an answer goes through the
+ * bounded, printable checks of printable.ts, so no handler can send what the API server drops.
+ */
+
+/** The two statuses a deny carries: the request is refused (403) or cannot be admitted as sent (400). */
+export const DENY_STATUS = {
+  Forbidden: 403,
+  BadRequest: 400,
+} as const;
+
+export type DenyReason = keyof typeof DENY_STATUS;
+
+/** Admitted unchanged; `warnings` reach the user. */
+export function allowed(reason: string, warnings: readonly string[] = []): AdmissionAnswer {
+  return { uid: '', allowed: true, patch: [], warnings: boundWarnings(warnings), reason };
 }
 
-/** The HTTP layer itself failed (a bug, caught) before it had an admission to send. */
-export function failed(): Answer {
-  return { status: 500, body: statusBody(500, 'internal-error', 'conndrain webhook internal error'), outcome: { result: 'error', reason: 'internal-error', patchOperations: 0 } };
+/** Admitted with these JSON patch operations applied (none: the same as `allowed`). */
+export function patched(reason: string, operations: readonly PatchOperation[], warnings: readonly string[] = []): AdmissionAnswer {
+  return { ...allowed(reason, warnings), patch: operations };
 }
 
-/** Decodes a body, asks the handler, encodes: the same path for `POST /mutate` and `conndrain review`. Never throws. */
-export function answerReview(body: string, handler: AdmissionHandler): Answer {
-  const decoded = decodeReview(body);
-  if (!decoded.ok) return refused(decoded.error);
-  const { response, outcome } = handleAdmission(handler, decoded.value);
-  return { status: 200, body: reviewOf(response), outcome, request: decoded.value };
+/** Refused: the API server rejects the object and shows `message` to the user. */
+export function denied(reason: string, message: string, status: DenyReason = 'Forbidden'): AdmissionAnswer {
+  return { uid: '', allowed: false, status: { code: DENY_STATUS[status], reason: status, message: boundMessage(message) }, patch: [], warnings: [], reason };
+}
+
+/**
+ * The handler failed (a bug, caught): a 500 in the response status, `allowed: false`. The API
+ * server takes this as a decision, not as a failed call: it refuses the object with this
+ * message, whatever the webhook's failurePolicy (which covers unreachable or unreadable answers).
+ */
+export function errored(message: string, reason = 'internal-error'): AdmissionAnswer {
+  return { uid: '', allowed: false, status: { code: ERRORED_CODE, reason: 'InternalError', message: boundMessage(message) }, patch: [], warnings: [], reason };
+}
+
+/** The message of `errored` for something a handler threw. */
+export function thrownMessage(error: unknown): string {
+  return `conndrain: internal error: ${error instanceof Error ? error.message : String(error)}`;
 }

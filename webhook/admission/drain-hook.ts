@@ -2,7 +2,7 @@ import type { InjectConfig } from '../../src/config/webhook.js';
 import { checkWorkload, injectPod, isWorkloadKind, type RandomSource } from '../../src/inject/index.js';
 import type { AdmissionHandler } from './handler.js';
 import { diffPatch } from './patch.js';
-import { allowed, denied, errored, patched, type AdmissionResult } from './response.js';
+import { allowed, denied, errored, patched, type AdmissionAnswer } from './answer.js';
 import type { AdmissionRequest } from './types.js';
 
 export interface DrainHookDeps {
@@ -27,7 +27,7 @@ export class DrainHookInjection implements AdmissionHandler {
     this.deps = deps;
   }
 
-  handle(request: AdmissionRequest): AdmissionResult {
+  handle(request: AdmissionRequest): AdmissionAnswer {
     if (isPodRequest(request)) return this.handlePod(request);
     const kind = request.kind?.kind;
     if (isWorkloadKind(kind) && request.subResource === undefined) {
@@ -38,7 +38,7 @@ export class DrainHookInjection implements AdmissionHandler {
     return allowed('unsupported-kind');
   }
 
-  private handlePod(request: AdmissionRequest): AdmissionResult {
+  private handlePod(request: AdmissionRequest): AdmissionAnswer {
     const { config, random } = this.deps;
     // Only creation gets a hook: a running pod's containers cannot gain a preStop hook.
     if (request.operation !== 'CREATE') return allowed('not-create');

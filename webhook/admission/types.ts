@@ -1,7 +1,4 @@
-/** The parts of admission.k8s.io/v1 AdmissionReview that conndrain reads and writes. */
-export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
-export const ADMISSION_KIND = 'AdmissionReview';
-
+/** The parts of an admission.k8s.io/v1 AdmissionRequest that conndrain reads (decoded and checked by webhook/http/hygiene.ts). */
 export interface GroupVersionKind {
   group: string;
   version: string;
@@ -26,24 +23,4 @@ export interface AdmissionStatus {
   code: number;
   message: string;
   reason?: string;
-}
-
-export interface AdmissionResponse {
-  uid: string;
-  allowed: boolean;
-  patchType?: 'JSONPatch';
-  /** base64 of the JSON patch. */
-  patch?: string;
-  warnings?: string[];
-  status?: AdmissionStatus;
-}
-
-export interface AdmissionReviewResponse {
-  apiVersion: typeof ADMISSION_API_VERSION;
-  kind: typeof ADMISSION_KIND;
-  response: AdmissionResponse;
-}
-
-export function reviewOf(response: AdmissionResponse): AdmissionReviewResponse {
-  return { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_KIND, response };
 }

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/logging.js';
 import type { AdmissionHandler } from '../admission/handler.js';
-import { allowed } from '../admission/response.js';
+import { allowed } from '../admission/answer.js';
 import { createWebhookMetrics } from '../metrics.js';
 import { AdmissionSummary } from './admission-summary.js';
 import { BodyBudget } from './body-budget.js';
