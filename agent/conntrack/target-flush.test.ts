@@ -11,8 +11,8 @@ async function table(): Promise<MemoryConntrack> {
   const ct = new MemoryConntrack();
   await ct.insertConntrackForTest([
     // Service traffic DNATed to the gone endpoint's port 8080 (tcp) and 53 (udp).
-    { protocol: 'tcp', origSrc: '192.0.2.1', origDst: '10.96.0.10', replySrc: NODE_IP, dstPort: 80, replySrcPort: 8080, count: 2, state: 'ESTABLISHED', timeout: 1000 },
-    { protocol: 'udp', origSrc: '192.0.2.1', origDst: '10.96.0.53', replySrc: NODE_IP, dstPort: 53, replySrcPort: 53, count: 3, timeout: 100 },
+    { protocol: 'tcp', origSrc: '192.0.2.1', origDst: '10.96.0.10', replySrc: NODE_IP, dstPort: 80, replySrcPort: 8080, count: 2, state: 'ESTABLISHED', timeout: 1000, dnat: true },
+    { protocol: 'udp', origSrc: '192.0.2.1', origDst: '10.96.0.53', replySrc: NODE_IP, dstPort: 53, replySrcPort: 53, count: 3, timeout: 100, dnat: true },
     // Direct traffic to the endpoint's port.
     { protocol: 'tcp', origSrc: '192.0.2.2', origDst: NODE_IP, replySrc: NODE_IP, dstPort: 8080, replySrcPort: 8080, count: 1, state: 'ESTABLISHED', timeout: 1000 },
     // The same address on another port (a host-network endpoint's address is a node's: kubelet, ssh...).
@@ -57,4 +57,13 @@ test('an address another pod holds now (IP reuse) is never flushed', async () =>
   assert.equal(deleted, 0);
   assert.deepEqual(skipped, [NODE_IP]);
   assert.equal(ct.entries().length, 10);
+});
+
+test('a target with port 0 (resumed from the state file, ports unknown) takes only entries DNATed to the address, never direct traffic to it', async () => {
+  const ct = await table();
+  const anyPort: TargetFlushRequest = { uid: 'u1', key: 'shop/resumed', scope: 'all', targets: ['tcp', 'udp', 'sctp'].map((protocol) => ({ address: NODE_IP, port: 0, protocol })) };
+  const { deleted } = await flushOnce(ct, anyPort);
+  assert.equal(deleted, 5, 'the service traffic (2 tcp, 3 udp)');
+  assert.ok(ct.entries().every((e) => e.original.dst === NODE_IP), 'direct traffic to the address left as it was');
+  assert.equal(ct.entries().length, 5);
 });

@@ -3,6 +3,8 @@
  * protocol), in one table pass for every endpoint that went within `windowMs`: entries whose
  * reply source is the target (service traffic DNATed to it) or whose original destination is
  * (direct traffic to it). Never by bare address: a host-network endpoint's address is a node's.
+ * A target with port 0 (an endpoint resumed from the state file, its ports unknown) matches
+ * only entries DNATed to the address.
  *
  * Just before the pass each address is checked again: one that a current endpoint of another
  * pod or a live pod of this node holds (IP reuse) is skipped and counted. Deletes are exact
@@ -10,7 +12,7 @@
  * failed pass is retried with backoff; nothing here throws.
  */
 import type { Logger } from 'pino';
-import type { ConntrackApi, ConntrackEntry, ConntrackProtocol } from 'netlink-native/types';
+import { IPS_DST_NAT, type ConntrackApi, type ConntrackEntry, type ConntrackProtocol } from 'netlink-native/types';
 import type { Clock, TimerHandle } from '../../kube/clock.js';
 import type { EndpointTarget } from '../../src/endpoints/endpoint-index.js';
 
@@ -40,9 +42,11 @@ const PORTED: readonly ConntrackProtocol[] = ['tcp', 'udp', 'sctp'];
 
 function matches(entry: ConntrackEntry, targets: ReadonlyMap<string, TargetFlushRequest>): TargetFlushRequest | undefined {
   const proto = entry.protocol;
-  const reply = targets.get(`${proto}/${entry.reply.src}/${entry.reply.srcPort ?? -1}`);
-  if (reply !== undefined) return reply;
-  return targets.get(`${proto}/${entry.original.dst}/${entry.original.dstPort ?? -1}`);
+  return targets.get(`${proto}/${entry.reply.src}/${entry.reply.srcPort ?? -1}`)
+    ?? targets.get(`${proto}/${entry.original.dst}/${entry.original.dstPort ?? -1}`)
+    // Port 0 (a state-file record: its ports unknown): only service traffic DNATed to it, never
+    // direct traffic to the address, which may be a node's.
+    ?? ((entry.status & IPS_DST_NAT) !== 0 ? targets.get(`${proto}/${entry.reply.src}/0`) : undefined);
 }
 
 export class TargetFlush {

@@ -67,9 +67,19 @@ test('resumed records hold what they held until the first slice list decides', (
   p.resume([{ uid: 'r1', key: 'shop/r1', nodeName: 'node-b', ips: ['10.1.0.9'], state: 'draining', sinceMs: 0, wasReady: true, reason: 'not-ready' }, { uid: 'r2', key: 'shop/r2', nodeName: 'node-c', ips: ['10.1.0.8'], state: 'draining', sinceMs: 0, wasReady: true, reason: 'not-ready' }]);
   assert.deepEqual(p.drainingPods().map((d) => [d.uid, d.ports]), [['r1', []], ['r2', []]], 'held, no new server');
   p.changed('r1', undefined, ep('r1', { draining: true }), 5);
-  p.settleResumed((uid) => uid === 'r1');
+  p.settleResumed((uid) => uid === 'r1', (uid) => uid === 'r1', 6);
   assert.deepEqual(p.drainingPods().map((d) => d.uid), ['r1']);
   assert.deepEqual(p.drainingPods()[0]?.ports, [{ port: 8080, protocol: 'tcp' }]);
+});
+
+test('a resumed record no slice lists any more went while no agent ran: flushed after the debounce, every protocol, any port', () => {
+  const p = planner();
+  p.resume([{ uid: 'r3', key: 'shop/r3', nodeName: 'node-b', ips: ['10.1.0.7'], state: 'draining', sinceMs: 0, wasReady: true, reason: 'deleting' }]);
+  p.settleResumed(() => false, () => false, 100);
+  assert.deepEqual(p.drainingPods(), [], 'no longer held');
+  const flushes = p.takeDue(100 + 60_000);
+  assert.deepEqual(flushes.map((f) => [f.uid, f.scope, f.why]), [['r3', 'all', 'left-after-draining']]);
+  assert.deepEqual(flushes[0]?.targets.map((t) => `${t.protocol}/${t.address}/${t.port}`), ['tcp/10.1.0.7/0', 'udp/10.1.0.7/0', 'sctp/10.1.0.7/0']);
 });
 
 test('a new endpoint not serving yet is held as never Ready (the proxy has no server of it: no scan due at once)', () => {

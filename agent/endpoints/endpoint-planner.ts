@@ -23,6 +23,9 @@ import { DeadlineQueue } from '../plan/deadline-queue.js';
 
 export type FlushScope = 'all' | 'udp-sctp';
 
+/** The protocols of a target whose port is not known (port 0: any port). */
+const ANY_PORT = ['tcp', 'udp', 'sctp'] as const;
+
 /** A gone endpoint whose entries this node deletes (by its targets; addresses a live pod holds are skipped then). */
 export interface EndpointFlush {
   uid: string;
@@ -189,10 +192,21 @@ export class EndpointPlanner {
     this.holdingChanged = true;
   }
 
-  /** The first slice list is in: resumed records no slice lists as draining are dropped (their holds released). */
-  settleResumed(stillDraining: (uid: string) => boolean): void {
+  /**
+   * The first slice list is in. A resumed record that no slice lists any more drained and went
+   * while no agent ran: it is flushed (every protocol, any port: the state file kept its
+   * addresses, not its ports), after the debounce like any endpoint that left. One listed but no
+   * longer draining is dropped (its hold released).
+   */
+  settleResumed(stillDraining: (uid: string) => boolean, listed: (uid: string) => boolean, nowMs: number): void {
     for (const [uid, rec] of [...this.records]) {
-      if (rec.resumed === true && !stillDraining(uid)) {
+      if (rec.resumed !== true) continue;
+      if (!listed(uid)) {
+        const targets = rec.addresses.flatMap((address) => ANY_PORT.map((protocol) => ({ address, port: 0, protocol })));
+        this.records.set(uid, { state: 'leaving', uid, key: rec.key, nodeName: rec.nodeName, addresses: rec.addresses, targets, sinceMs: nowMs, leftAtMs: nowMs, wasDraining: true });
+        this.deadlines.push(nowMs + this.options.debounceMs, uid);
+        this.holdingChanged = true;
+      } else if (!stillDraining(uid)) {
         this.records.delete(uid);
         this.holdingChanged = true;
       }

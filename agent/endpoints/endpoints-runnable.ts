@@ -221,7 +221,7 @@ export class EndpointsRunnable implements Runnable {
       const merged = this.index.merged(uid);
       this.planner.changed(uid, undefined, merged, now, merged === undefined);
     }
-    this.planner.settleResumed((uid) => this.index.merged(uid)?.draining === true);
+    this.planner.settleResumed((uid) => this.index.merged(uid)?.draining === true, (uid) => this.index.has(uid), now);
     this.options.logger.info({ slices: this.index.sliceCount, endpoints: this.index.endpointCount, namespaces: this.optedIn.size }, 'endpoints: EndpointSlices and opted-in namespaces listed');
     this.listed.publish();
     this.afterChange();
