@@ -1,14 +1,16 @@
 /**
  * A restarting list/watch of one resource (all namespaces), shared by the pod watch and the
- * janitor's EndpointSlice watch, over node:http(s) on the KubeConnection: the watch is a
- * stream of JSON lines (watch-stream.ts), the list a streamed GET (list-stream.ts).
+ * janitor's EndpointSlice watch. It asks its ListerWatcher (lister-watcher.ts) for list pages
+ * and watch streams: over node:http(s) on a KubeConnection (http-lister-watcher.ts: the
+ * watch a stream of JSON lines, the list a streamed GET), or whatever the caller hands in.
  *
  * - List from the API server's watch cache as client-go's informers do: the first list with
  *   `resourceVersion=0`, a relist with the last resourceVersion synced (both served from the
  *   cache, not a quorum read of etcd; the cache ignores `limit`, so the body is decoded as it
  *   streams in, list-stream.ts, and each item projected at once: neither the whole list nor
  *   whole objects stay in memory). Only after a list answered 410 (that resourceVersion is
- *   gone from the cache) does the next one read from etcd, in pages (`limit`/`continue`).
+ *   gone from the cache) does the next one read from etcd, in pages (`limit`/`continue`),
+ *   each page decoded as it streams in too.
  *   A relist removes what is no longer there (only keys are kept here).
  * - Watch from the list's resourceVersion with bookmarks and a server-side timeout; a watch
  *   that ends normally is renewed from the last resourceVersion seen.
@@ -30,19 +32,17 @@
  *   streaming request itself resets that to `""`, as client-go's reflector. A server that
  *   refuses it (422) or ignores it, or three failed attempts in a row, make `auto` list from
  *   the watch cache as above for the rest of the process life (`fellBack`).
- * - With `fields`, each listed item and watch event is masked before JSON.parse (json-mask.ts)
- *   to those fields and the ones this list/watch reads (watch-fields.ts): the rest of an object
- *   is scanned, never built. (The paged consistent list after a 410 is parsed whole.)
+ * - With `fields` (over HTTP), each listed item and watch event is masked before JSON.parse
+ *   (json-mask.ts) to those fields and the ones this list/watch reads (watch-fields.ts): the
+ *   rest of an object is scanned, never built.
  */
 import type { FieldMask } from '../src/field-mask.js';
 import type { Clock, TimerHandle } from './clock.js';
 import type { KubeConnection } from './connection.js';
 import { JitteredBackoff } from './backoff.js';
-import { listPages } from './list-pages.js';
-import { streamList } from './list-stream.js';
+import { HttpListerWatcher } from './http-lister-watcher.js';
+import type { ListerWatcher, ListRequest, Selectors, WatchHandle } from './lister-watcher.js';
 import { InitialEvents, refusalOf, WATCH_LIST_MAX_FAILURES, watchListQuery, type WatchListMode } from './watch-list.js';
-import { watchMasks, type WatchMasks } from './watch-fields.js';
-import { streamWatch } from './watch-stream.js';
 
 export interface ListWatchHandlers<T> {
   upsert(obj: T): void;
@@ -64,19 +64,30 @@ export interface ListWatchHandlers<T> {
   keys?(): Iterable<string>;
 }
 
-export interface ListWatchOptions<T> {
+/** Over HTTP: the collection at `path` on `connection`. */
+export interface HttpSource {
   connection: KubeConnection;
   /** Collection path, e.g. `/api/v1/pods`. */
   path: string;
+  /** The fields `project` and `keyOf` read of an object: only those are decoded (all when absent). */
+  fields?: FieldMask;
+}
+
+/** Any other source of list pages and watch streams (unit tests: a scripted one). */
+export interface ListerWatcherSource {
+  listerWatcher: ListerWatcher;
+}
+
+export type ListWatchOptions<T> = ListWatchSettings<T> & (HttpSource | ListerWatcherSource);
+
+export interface ListWatchSettings<T> {
   labelSelector?: string;
   /** A field selector (the agent's own pods: `spec.nodeName=<node>`). */
   fieldSelector?: string;
-  /** Items per list page. */
+  /** Items per page of a consistent (paged) list. */
   pageSize?: number;
   /** What is kept of one API object (called on every listed item and watch event). */
   project: (raw: unknown) => T;
-  /** The fields `project` and `keyOf` read of an object: only those are decoded (all when absent). */
-  fields?: FieldMask;
   keyOf: (obj: T) => string;
   clock: Clock;
   backoffMaxMs: number;
@@ -115,7 +126,7 @@ export class RestartingListWatch<T> {
   private consistentList = false;
   private readonly backoff: JitteredBackoff;
   private timer: TimerHandle | undefined;
-  private abort: AbortController | undefined;
+  private abort: WatchHandle | undefined;
   /** Bumped on every (re)start and on stop: callbacks of an older watch are ignored. */
   private generation = 0;
   private stopped = false;
@@ -123,7 +134,7 @@ export class RestartingListWatch<T> {
   private streamRefused = false;
   /** Streaming-list attempts in a row that ended before their initial-events-end bookmark. */
   private streamFailures = 0;
-  private readonly masks: WatchMasks | undefined;
+  private readonly source: ListerWatcher;
   /** When the view last moved: a complete state applied, or a watch event (bookmarks too) read. */
   private progressAtMs = Number.NEGATIVE_INFINITY;
   /** A failure since the view was last known complete: changes may be missing until the next list or event. */
@@ -137,7 +148,7 @@ export class RestartingListWatch<T> {
     private readonly handlers: ListWatchHandlers<T>,
   ) {
     this.known = handlers.keys === undefined ? new Set<string>() : undefined;
-    this.masks = options.fields === undefined ? undefined : watchMasks(options.fields);
+    this.source = 'listerWatcher' in options ? options.listerWatcher : new HttpListerWatcher(options.connection, options.path, options.fields);
     this.backoff = new JitteredBackoff({ initialMs: BACKOFF_START_MS, maxMs: options.backoffMaxMs, resetAfterMs: BACKOFF_RESET_MS, jitter: 1, now: () => options.clock.now(), random: options.random });
   }
 
@@ -301,7 +312,7 @@ export class RestartingListWatch<T> {
   }
 
   private async list(generation: number): Promise<void> {
-    const { connection, path, labelSelector, fieldSelector, pageSize = 500, project, keyOf } = this.options;
+    const { project, keyOf } = this.options;
     // Only a list that finds keys already held can have removals to find (not the first).
     const seen = this.holdsAny() ? new Set<string>() : undefined;
     const take = (raw: unknown): void => {
@@ -313,19 +324,11 @@ export class RestartingListWatch<T> {
       this.handlers.upsert(obj);
     };
     let resourceVersion: string | undefined;
-    if (this.consistentList) {
-      for await (const page of listPages(connection, path, { labelSelector, fieldSelector, pageSize })) {
-        if (generation !== this.generation) return;
-        resourceVersion ??= page.metadata?.resourceVersion;
-        for (const raw of page.items ?? []) take(raw);
-      }
-    } else {
-      try {
-        resourceVersion = await this.listFromCache(generation, take);
-      } catch (error) {
-        if (statusCode(error) === 410) this.consistentList = true;
-        throw error;
-      }
+    try {
+      resourceVersion = await this.listPages(generation, take);
+    } catch (error) {
+      if (statusCode(error) === 410) this.consistentList = true;
+      throw error;
     }
     if (generation !== this.generation) return;
     for (const key of seen === undefined ? [] : [...this.heldKeys()]) {
@@ -344,23 +347,27 @@ export class RestartingListWatch<T> {
   }
 
   /**
-   * The list from the watch cache (`resourceVersion=0` first, the last synced one after),
-   * streamed; a server that paginates it anyway is followed through its continue tokens.
+   * Every page of one list; resolves with the first page's resourceVersion (the list's). From
+   * the watch cache (`resourceVersion=0` first, the last synced one after) it is one streamed
+   * answer, and a server that paginates it anyway is followed through its continue tokens;
+   * after a 410, a consistent read in pages of `pageSize`.
    */
-  private async listFromCache(generation: number, take: (raw: unknown) => void): Promise<string | undefined> {
-    const { connection, path, labelSelector, fieldSelector } = this.options;
-    const first = await streamList(connection, path, { labelSelector, fieldSelector, resourceVersion: this.syncedRv ?? '0' }, take, this.masks?.item);
+  private async listPages(generation: number, take: (raw: unknown) => void): Promise<string | undefined> {
+    const { labelSelector, fieldSelector, pageSize = 500 } = this.options;
+    const selectors: Selectors = { labelSelector, fieldSelector };
+    const paging: ListRequest = this.consistentList ? { ...selectors, limit: pageSize } : selectors;
+    const first = await this.source.list(this.consistentList ? paging : { ...selectors, resourceVersion: this.syncedRv ?? '0' }, take);
     let token = first.continue;
-    while (token !== undefined && generation === this.generation) {
-      const page = await streamList(connection, path, { labelSelector, fieldSelector, continue: token }, take, this.masks?.item);
-      token = page.continue;
+    while (token !== undefined && token !== '' && generation === this.generation) {
+      token = (await this.source.list({ ...paging, continue: token }, take)).continue;
     }
     return first.resourceVersion;
   }
 
   /** A watch from the last resourceVersion, or with `initial` a streaming list (its initial events, then live). */
   private async watch(generation: number, initial?: InitialEvents): Promise<void> {
-    const { path, labelSelector, fieldSelector, watchTimeoutSeconds = 300, project, keyOf } = this.options;
+    const { labelSelector, fieldSelector, watchTimeoutSeconds = 300, project, keyOf } = this.options;
+    const path = this.source.what;
     const startedAt = this.options.clock.now();
     let events = 0;
     let gone = false;
@@ -419,7 +426,7 @@ export class RestartingListWatch<T> {
     };
     const from = initial === undefined ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true } : watchListQuery(this.syncedRv);
     const query = { labelSelector, fieldSelector, ...from, timeoutSeconds: watchTimeoutSeconds };
-    const abort = await streamWatch(this.options.connection, path, query, onEvent, onDone, this.masks === undefined ? {} : { mask: this.masks.event });
+    const abort = await this.source.watch(query, onEvent, onDone);
     if (generation === this.generation && !this.stopped) this.abort = abort;
     else abort.abort(); // over already (stopped, refused, or done): nothing more is read
   }
