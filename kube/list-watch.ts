@@ -41,6 +41,7 @@ import type { Clock, TimerHandle } from './clock.js';
 import type { KubeConnection } from './connection.js';
 import { JitteredBackoff } from './backoff.js';
 import { HttpListerWatcher } from './http-lister-watcher.js';
+import { ListWatchStore } from './list-watch-store.js';
 import type { ListerWatcher, ListRequest, Selectors, WatchHandle } from './lister-watcher.js';
 import { InitialEvents, refusalOf, WATCH_LIST_MAX_FAILURES, watchListQuery, type WatchListMode } from './watch-list.js';
 
@@ -116,8 +117,7 @@ function statusCode(error: unknown): number | undefined {
 }
 
 export class RestartingListWatch<T> {
-  /** The keys applied, when the handler does not say (`keys`). */
-  private readonly known: Set<string> | undefined;
+  private readonly store: ListWatchStore<T>;
   private resourceVersion: string | undefined;
   private everSynced = false;
   /** The last list's or watch event's resourceVersion: a relist reads the watch cache at it. */
@@ -147,7 +147,7 @@ export class RestartingListWatch<T> {
     private readonly options: ListWatchOptions<T>,
     private readonly handlers: ListWatchHandlers<T>,
   ) {
-    this.known = handlers.keys === undefined ? new Set<string>() : undefined;
+    this.store = new ListWatchStore(options.project, options.keyOf, handlers);
     this.source = 'listerWatcher' in options ? options.listerWatcher : new HttpListerWatcher(options.connection, options.path, options.fields);
     this.backoff = new JitteredBackoff({ initialMs: BACKOFF_START_MS, maxMs: options.backoffMaxMs, resetAfterMs: BACKOFF_RESET_MS, jitter: 1, now: () => options.clock.now(), random: options.random });
   }
@@ -239,7 +239,7 @@ export class RestartingListWatch<T> {
 
   private async cycle(): Promise<void> {
     const generation = ++this.generation;
-    const initial = this.resourceVersion === undefined && this.streaming ? new InitialEvents(this.holdsAny()) : undefined;
+    const initial = this.resourceVersion === undefined && this.streaming ? new InitialEvents(this.store.holdsAny()) : undefined;
     try {
       if (initial !== undefined) {
         await this.watch(generation, initial);
@@ -284,44 +284,28 @@ export class RestartingListWatch<T> {
 
   /** The initial events ended: what they did not carry is gone (as a relist), the state is complete at `rv`. */
   private finishInitial(initial: InitialEvents, rv: string | undefined): void {
-    const { seen } = initial;
-    for (const key of seen === undefined ? [] : [...this.heldKeys()]) {
-      if (seen?.has(key) === true) continue;
-      this.known?.delete(key);
-      this.handlers.remove(key, undefined);
-    }
-    seen?.clear();
+    this.store.removeAbsent(initial.seen);
+    initial.seen?.clear();
+    this.streamFailures = 0;
+    this.completed(rv, 'stream');
+  }
+
+  /** A complete state was applied, at `rv`: the watch goes on from there; `synced` the first time. */
+  private completed(rv: string | undefined, via: 'list' | 'stream'): void {
     this.resourceVersion = rv ?? '0';
     this.syncedRv = this.resourceVersion;
-    this.streamFailures = 0;
     this.markComplete();
     if (!this.everSynced) {
       this.everSynced = true;
-      this.handlers.synced('stream');
+      this.handlers.synced(via);
     }
   }
 
-  /** Whether any key is applied yet (only then can a full state remove something). */
-  private holdsAny(): boolean {
-    return this.heldKeys()[Symbol.iterator]().next().done !== true;
-  }
-
-  /** The keys applied so far: the handler's own (`keys`) or the set kept here. */
-  private heldKeys(): Iterable<string> {
-    return this.known ?? this.handlers.keys?.() ?? [];
-  }
-
   private async list(generation: number): Promise<void> {
-    const { project, keyOf } = this.options;
     // Only a list that finds keys already held can have removals to find (not the first).
-    const seen = this.holdsAny() ? new Set<string>() : undefined;
+    const seen = this.store.holdsAny() ? new Set<string>() : undefined;
     const take = (raw: unknown): void => {
-      if (generation !== this.generation) return;
-      const obj = project(raw);
-      const key = keyOf(obj);
-      seen?.add(key);
-      this.known?.add(key);
-      this.handlers.upsert(obj);
+      if (generation === this.generation) this.store.upsert(raw, seen);
     };
     let resourceVersion: string | undefined;
     try {
@@ -331,19 +315,9 @@ export class RestartingListWatch<T> {
       throw error;
     }
     if (generation !== this.generation) return;
-    for (const key of seen === undefined ? [] : [...this.heldKeys()]) {
-      if (seen?.has(key) === true) continue;
-      this.known?.delete(key);
-      this.handlers.remove(key, undefined);
-    }
+    this.store.removeAbsent(seen);
     this.consistentList = false;
-    this.resourceVersion = resourceVersion ?? '0';
-    this.syncedRv = this.resourceVersion;
-    this.markComplete();
-    if (!this.everSynced) {
-      this.everSynced = true;
-      this.handlers.synced('list');
-    }
+    this.completed(resourceVersion, 'list');
   }
 
   /**
@@ -366,7 +340,7 @@ export class RestartingListWatch<T> {
 
   /** A watch from the last resourceVersion, or with `initial` a streaming list (its initial events, then live). */
   private async watch(generation: number, initial?: InitialEvents): Promise<void> {
-    const { labelSelector, fieldSelector, watchTimeoutSeconds = 300, project, keyOf } = this.options;
+    const { labelSelector, fieldSelector, watchTimeoutSeconds = 300 } = this.options;
     const path = this.source.what;
     const startedAt = this.options.clock.now();
     let events = 0;
@@ -393,16 +367,8 @@ export class RestartingListWatch<T> {
       // Events flow again after a failure: the watch resumed from the last resourceVersion and replays what it missed.
       this.gap = false;
       this.progressAtMs = this.options.clock.now();
-      if (type === 'ADDED' || type === 'MODIFIED') {
-        const obj = project(raw);
-        this.known?.add(keyOf(obj));
-        this.handlers.upsert(obj);
-      } else if (type === 'DELETED') {
-        const obj = project(raw);
-        const key = keyOf(obj);
-        this.known?.delete(key);
-        this.handlers.remove(key, obj);
-      }
+      if (type === 'ADDED' || type === 'MODIFIED') this.store.upsert(raw);
+      else if (type === 'DELETED') this.store.delete(raw);
       // BOOKMARK: only the resourceVersion moves.
     };
     const onDone = (error: unknown): void => {
@@ -435,11 +401,7 @@ export class RestartingListWatch<T> {
   private initialEvent(generation: number, initial: InitialEvents, type: string, raw: unknown, rv: string | undefined): void {
     const step = initial.event(type, raw);
     if (step === 'take') {
-      const obj = this.options.project(raw);
-      const key = this.options.keyOf(obj);
-      initial.seen?.add(key);
-      this.known?.add(key);
-      this.handlers.upsert(obj);
+      this.store.upsert(raw, initial.seen);
     } else if (step === 'end') {
       this.finishInitial(initial, rv);
     } else if (generation === this.generation) {
