@@ -43,7 +43,8 @@ import { JitteredBackoff } from './backoff.js';
 import { HttpListerWatcher } from './http-lister-watcher.js';
 import { ListWatchStore } from './list-watch-store.js';
 import type { ListerWatcher, ListRequest, Selectors, WatchHandle } from './lister-watcher.js';
-import { InitialEvents, refusalOf, WATCH_LIST_MAX_FAILURES, watchListQuery, type WatchListMode } from './watch-list.js';
+import { InitialEvents, refusalOf, watchListQuery, type WatchListMode } from './watch-list.js';
+import { WatchListChoice } from './watch-list-choice.js';
 
 export interface ListWatchHandlers<T> {
   upsert(obj: T): void;
@@ -130,10 +131,7 @@ export class RestartingListWatch<T> {
   /** Bumped on every (re)start and on stop: callbacks of an older watch are ignored. */
   private generation = 0;
   private stopped = false;
-  /** `auto` found the streaming list refused (or failing): lists for the rest of the process life. */
-  private streamRefused = false;
-  /** Streaming-list attempts in a row that ended before their initial-events-end bookmark. */
-  private streamFailures = 0;
+  private readonly watchList: WatchListChoice;
   private readonly source: ListerWatcher;
   /** When the view last moved: a complete state applied, or a watch event (bookmarks too) read. */
   private progressAtMs = Number.NEGATIVE_INFINITY;
@@ -148,6 +146,7 @@ export class RestartingListWatch<T> {
     private readonly handlers: ListWatchHandlers<T>,
   ) {
     this.store = new ListWatchStore(options.project, options.keyOf, handlers);
+    this.watchList = new WatchListChoice(options.watchList ?? 'off');
     this.source = 'listerWatcher' in options ? options.listerWatcher : new HttpListerWatcher(options.connection, options.path, options.fields);
     this.backoff = new JitteredBackoff({ initialMs: BACKOFF_START_MS, maxMs: options.backoffMaxMs, resetAfterMs: BACKOFF_RESET_MS, jitter: 1, now: () => options.clock.now(), random: options.random });
   }
@@ -184,9 +183,7 @@ export class RestartingListWatch<T> {
       this.consistentList = true;
       if (this.timer === undefined) {
         // A watch in flight is replaced; one waiting out a backoff keeps its delay (an API that is down is not hammered).
-        this.generation += 1;
-        this.abort?.abort();
-        this.abort = undefined;
+        this.endWatch();
         this.schedule(0);
       }
     }
@@ -215,12 +212,17 @@ export class RestartingListWatch<T> {
   async stop(): Promise<void> {
     this.stopped = true;
     this.settleResync(false);
-    this.generation += 1;
     this.timer?.cancel();
     this.timer = undefined;
+    this.endWatch();
+    await Promise.resolve();
+  }
+
+  /** Ends the watch in flight: nothing more is read of it, and its late callbacks are ignored. */
+  private endWatch(): void {
+    this.generation += 1;
     this.abort?.abort();
     this.abort = undefined;
-    await Promise.resolve();
   }
 
   private schedule(delayMs: number): void {
@@ -231,15 +233,9 @@ export class RestartingListWatch<T> {
     }, delayMs);
   }
 
-  /** Whether the next initial state comes from a streaming list. */
-  private get streaming(): boolean {
-    const mode = this.options.watchList ?? 'off';
-    return mode === 'on' || (mode === 'auto' && !this.streamRefused);
-  }
-
   private async cycle(): Promise<void> {
     const generation = ++this.generation;
-    const initial = this.resourceVersion === undefined && this.streaming ? new InitialEvents(this.store.holdsAny()) : undefined;
+    const initial = this.resourceVersion === undefined && this.watchList.streaming ? new InitialEvents(this.store.holdsAny()) : undefined;
     try {
       if (initial !== undefined) {
         await this.watch(generation, initial);
@@ -269,16 +265,12 @@ export class RestartingListWatch<T> {
 
   /** A streaming list failed before its end marker; true when `auto` now lists instead (scheduled here). */
   private streamFailed(error: unknown, gone: boolean): boolean {
-    this.streamFailures += 1;
     if (gone) this.syncedRv = undefined; // client-go: the streaming request's resourceVersion was refused; ask the current state
-    const refused = refusalOf(error);
-    if (this.options.watchList !== 'auto') return false;
-    if (refused === undefined && this.streamFailures < WATCH_LIST_MAX_FAILURES) return false;
-    this.streamRefused = true;
-    const why = refused?.why ?? `${this.streamFailures} streaming lists in a row failed (last: ${error instanceof Error ? error.message : String(error)})`;
-    this.handlers.fellBack?.(why);
+    const givenUp = this.watchList.failed(error);
+    if (givenUp === undefined) return false;
+    this.handlers.fellBack?.(givenUp.why);
     // A refusal is an answer: list at once. Failures: list after the usual backoff.
-    this.schedule(refused === undefined ? this.backoff.next(false) : 0);
+    this.schedule(givenUp.refused ? 0 : this.backoff.next(false));
     return true;
   }
 
@@ -286,7 +278,7 @@ export class RestartingListWatch<T> {
   private finishInitial(initial: InitialEvents, rv: string | undefined): void {
     this.store.removeAbsent(initial.seen);
     initial.seen?.clear();
-    this.streamFailures = 0;
+    this.watchList.succeeded();
     this.completed(rv, 'stream');
   }
 
@@ -406,9 +398,7 @@ export class RestartingListWatch<T> {
       this.finishInitial(initial, rv);
     } else if (generation === this.generation) {
       // Not a streaming list after all: end this watch; `auto` lists instead.
-      this.generation += 1;
-      this.abort?.abort();
-      this.abort = undefined;
+      this.endWatch();
       this.failed(step, initial);
     }
   }
