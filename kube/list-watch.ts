@@ -45,6 +45,7 @@ import { ListWatchStore } from './list-watch-store.js';
 import type { ListerWatcher, ListRequest, Selectors, WatchHandle } from './lister-watcher.js';
 import { InitialEvents, refusalOf, watchListQuery, type WatchListMode } from './watch-list.js';
 import { WatchListChoice } from './watch-list-choice.js';
+import { statusCode, WatchOutcome } from './watch-outcome.js';
 
 export interface ListWatchHandlers<T> {
   upsert(obj: T): void;
@@ -100,22 +101,14 @@ export interface ListWatchSettings<T> {
   watchList?: WatchListMode;
 }
 
+/** What the list/watch reads of a watch event's object. */
 interface WatchObject {
-  metadata?: { resourceVersion?: string; annotations?: Record<string, string> };
-  code?: number;
-  message?: string;
+  metadata?: { resourceVersion?: string };
 }
 
 const BACKOFF_START_MS = 250;
 /** client-go's reflector: the backoff resets after this long without a failure. */
 const BACKOFF_RESET_MS = 120_000;
-/** A watch that ends normally sooner than this, with no event, is retried with backoff (no hot loop). */
-const MIN_WATCH_MS = 1000;
-
-function statusCode(error: unknown): number | undefined {
-  const code = (error as { statusCode?: unknown } | null)?.statusCode;
-  return typeof code === 'number' ? code : undefined;
-}
 
 export class RestartingListWatch<T> {
   private readonly store: ListWatchStore<T>;
@@ -333,21 +326,15 @@ export class RestartingListWatch<T> {
   /** A watch from the last resourceVersion, or with `initial` a streaming list (its initial events, then live). */
   private async watch(generation: number, initial?: InitialEvents): Promise<void> {
     const { labelSelector, fieldSelector, watchTimeoutSeconds = 300 } = this.options;
-    const path = this.source.what;
-    const startedAt = this.options.clock.now();
-    let events = 0;
-    let gone = false;
-    let streamError: Error | undefined;
+    const outcome = new WatchOutcome(this.source.what, this.options.clock.now());
     const onEvent = (type: string, raw: unknown): void => {
       if (generation !== this.generation) return;
-      const rv = (raw as WatchObject | undefined)?.metadata?.resourceVersion;
       if (type === 'ERROR') {
-        const status = raw as WatchObject;
-        if (status.code === 410) gone = true;
-        else streamError = Object.assign(new Error(`watch ${path}: ${status.message ?? 'ERROR event'}`), { statusCode: status.code });
+        outcome.errorEvent(raw);
         return;
       }
-      events += 1;
+      outcome.counted();
+      const rv = (raw as WatchObject | undefined)?.metadata?.resourceVersion;
       if (initial !== undefined && !initial.ended) {
         this.initialEvent(generation, initial, type, raw, rv);
         return;
@@ -368,19 +355,9 @@ export class RestartingListWatch<T> {
       this.abort = undefined;
       this.generation += 1; // this watch is over: late callbacks are ignored
       const unfinished = initial !== undefined && !initial.ended ? initial : undefined;
-      if (gone || statusCode(error) === 410) {
-        this.failed(Object.assign(new Error('410 Gone'), { statusCode: 410 }), unfinished);
-      } else if (error !== null && error !== undefined) {
-        this.failed(error, unfinished);
-      } else if (streamError !== undefined) {
-        this.failed(streamError, unfinished);
-      } else if (unfinished !== undefined) {
-        this.failed(new Error(`watch ${path}: the streaming list ended before its initial-events-end bookmark`), unfinished);
-      } else if (events === 0 && this.options.clock.now() - startedAt < MIN_WATCH_MS) {
-        this.failed(new Error(`watch ${path}: closed at once without an event`));
-      } else {
-        this.schedule(0); // a normal end (server timeout): watch again from the last resourceVersion
-      }
+      const failure = outcome.failure(error, unfinished !== undefined, this.options.clock.now());
+      if (failure !== undefined) this.failed(failure, unfinished);
+      else this.schedule(0); // a normal end (server timeout): watch again from the last resourceVersion
     };
     const from = initial === undefined ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true } : watchListQuery(this.syncedRv);
     const query = { labelSelector, fieldSelector, ...from, timeoutSeconds: watchTimeoutSeconds };
