@@ -11,7 +11,7 @@
  *   whole objects stay in memory). Only after a list answered 410 (that resourceVersion is
  *   gone from the cache) does the next one read from etcd, in pages (`limit`/`continue`),
  *   each page decoded as it streams in too.
- *   A relist removes what is no longer there (only keys are kept here).
+ *   A relist removes what is no longer there (only keys are kept: list-watch-store.ts).
  * - Watch from the list's resourceVersion with bookmarks and a server-side timeout; a watch
  *   that ends normally is renewed from the last resourceVersion seen.
  * - 410 Gone (an HTTP 410 or an ERROR event carrying code 410): relist, at once the first
@@ -31,7 +31,7 @@
  *   one (after a 410) the state not older than the last synced resourceVersion; a 410 on the
  *   streaming request itself resets that to `""`, as client-go's reflector. A server that
  *   refuses it (422) or ignores it, or three failed attempts in a row, make `auto` list from
- *   the watch cache as above for the rest of the process life (`fellBack`).
+ *   the watch cache as above for the rest of the process life (`fellBack`; watch-list-choice.ts).
  * - With `fields` (over HTTP), each listed item and watch event is masked before JSON.parse
  *   (json-mask.ts) to those fields and the ones this list/watch reads (watch-fields.ts): the
  *   rest of an object is scanned, never built.
