@@ -1,15 +1,17 @@
 /**
  * A restarting list/watch of one resource (all namespaces), shared by the pod watch and the
- * janitor's EndpointSlice watch, over node:http(s) on the KubeConnection: the watch is a
- * stream of JSON lines (watch-stream.ts), the list a streamed GET (list-stream.ts).
+ * janitor's EndpointSlice watch. It asks its ListerWatcher (lister-watcher.ts) for list pages
+ * and watch streams: over node:http(s) on a KubeConnection (http-lister-watcher.ts: the
+ * watch a stream of JSON lines, the list a streamed GET), or whatever the caller hands in.
  *
  * - List from the API server's watch cache as client-go's informers do: the first list with
  *   `resourceVersion=0`, a relist with the last resourceVersion synced (both served from the
  *   cache, not a quorum read of etcd; the cache ignores `limit`, so the body is decoded as it
  *   streams in, list-stream.ts, and each item projected at once: neither the whole list nor
  *   whole objects stay in memory). Only after a list answered 410 (that resourceVersion is
- *   gone from the cache) does the next one read from etcd, in pages (`limit`/`continue`).
- *   A relist removes what is no longer there (only keys are kept here).
+ *   gone from the cache) does the next one read from etcd, in pages (`limit`/`continue`),
+ *   each page decoded as it streams in too.
+ *   A relist removes what is no longer there (only keys are kept: list-watch-store.ts).
  * - Watch from the list's resourceVersion with bookmarks and a server-side timeout; a watch
  *   that ends normally is renewed from the last resourceVersion seen.
  * - 410 Gone (an HTTP 410 or an ERROR event carrying code 410): relist, at once the first
@@ -29,20 +31,21 @@
  *   one (after a 410) the state not older than the last synced resourceVersion; a 410 on the
  *   streaming request itself resets that to `""`, as client-go's reflector. A server that
  *   refuses it (422) or ignores it, or three failed attempts in a row, make `auto` list from
- *   the watch cache as above for the rest of the process life (`fellBack`).
- * - With `fields`, each listed item and watch event is masked before JSON.parse (json-mask.ts)
- *   to those fields and the ones this list/watch reads (watch-fields.ts): the rest of an object
- *   is scanned, never built. (The paged consistent list after a 410 is parsed whole.)
+ *   the watch cache as above for the rest of the process life (`fellBack`; watch-list-choice.ts).
+ * - With `fields` (over HTTP), each listed item and watch event is masked before JSON.parse
+ *   (json-mask.ts) to those fields and the ones this list/watch reads (watch-fields.ts): the
+ *   rest of an object is scanned, never built.
  */
 import type { FieldMask } from '../src/field-mask.js';
 import type { Clock, TimerHandle } from './clock.js';
 import type { KubeConnection } from './connection.js';
 import { JitteredBackoff } from './backoff.js';
-import { listPages } from './list-pages.js';
-import { streamList } from './list-stream.js';
-import { InitialEvents, refusalOf, WATCH_LIST_MAX_FAILURES, watchListQuery, type WatchListMode } from './watch-list.js';
-import { watchMasks, type WatchMasks } from './watch-fields.js';
-import { streamWatch } from './watch-stream.js';
+import { HttpListerWatcher } from './http-lister-watcher.js';
+import { ListWatchStore } from './list-watch-store.js';
+import type { ListerWatcher, ListRequest, Selectors, WatchHandle } from './lister-watcher.js';
+import { InitialEvents, refusalOf, watchListQuery, type WatchListMode } from './watch-list.js';
+import { WatchListChoice } from './watch-list-choice.js';
+import { statusCode, WatchOutcome } from './watch-outcome.js';
 
 export interface ListWatchHandlers<T> {
   upsert(obj: T): void;
@@ -64,19 +67,30 @@ export interface ListWatchHandlers<T> {
   keys?(): Iterable<string>;
 }
 
-export interface ListWatchOptions<T> {
+/** Over HTTP: the collection at `path` on `connection`. */
+export interface HttpSource {
   connection: KubeConnection;
   /** Collection path, e.g. `/api/v1/pods`. */
   path: string;
+  /** The fields `project` and `keyOf` read of an object: only those are decoded (all when absent). */
+  fields?: FieldMask;
+}
+
+/** Any other source of list pages and watch streams (unit tests: a scripted one). */
+export interface ListerWatcherSource {
+  listerWatcher: ListerWatcher;
+}
+
+export type ListWatchOptions<T> = ListWatchSettings<T> & (HttpSource | ListerWatcherSource);
+
+export interface ListWatchSettings<T> {
   labelSelector?: string;
   /** A field selector (the agent's own pods: `spec.nodeName=<node>`). */
   fieldSelector?: string;
-  /** Items per list page. */
+  /** Items per page of a consistent (paged) list. */
   pageSize?: number;
   /** What is kept of one API object (called on every listed item and watch event). */
   project: (raw: unknown) => T;
-  /** The fields `project` and `keyOf` read of an object: only those are decoded (all when absent). */
-  fields?: FieldMask;
   keyOf: (obj: T) => string;
   clock: Clock;
   backoffMaxMs: number;
@@ -87,26 +101,17 @@ export interface ListWatchOptions<T> {
   watchList?: WatchListMode;
 }
 
+/** What the list/watch reads of a watch event's object. */
 interface WatchObject {
-  metadata?: { resourceVersion?: string; annotations?: Record<string, string> };
-  code?: number;
-  message?: string;
+  metadata?: { resourceVersion?: string };
 }
 
 const BACKOFF_START_MS = 250;
 /** client-go's reflector: the backoff resets after this long without a failure. */
 const BACKOFF_RESET_MS = 120_000;
-/** A watch that ends normally sooner than this, with no event, is retried with backoff (no hot loop). */
-const MIN_WATCH_MS = 1000;
-
-function statusCode(error: unknown): number | undefined {
-  const code = (error as { statusCode?: unknown } | null)?.statusCode;
-  return typeof code === 'number' ? code : undefined;
-}
 
 export class RestartingListWatch<T> {
-  /** The keys applied, when the handler does not say (`keys`). */
-  private readonly known: Set<string> | undefined;
+  private readonly store: ListWatchStore<T>;
   private resourceVersion: string | undefined;
   private everSynced = false;
   /** The last list's or watch event's resourceVersion: a relist reads the watch cache at it. */
@@ -115,15 +120,12 @@ export class RestartingListWatch<T> {
   private consistentList = false;
   private readonly backoff: JitteredBackoff;
   private timer: TimerHandle | undefined;
-  private abort: AbortController | undefined;
+  private abort: WatchHandle | undefined;
   /** Bumped on every (re)start and on stop: callbacks of an older watch are ignored. */
   private generation = 0;
   private stopped = false;
-  /** `auto` found the streaming list refused (or failing): lists for the rest of the process life. */
-  private streamRefused = false;
-  /** Streaming-list attempts in a row that ended before their initial-events-end bookmark. */
-  private streamFailures = 0;
-  private readonly masks: WatchMasks | undefined;
+  private readonly watchList: WatchListChoice;
+  private readonly source: ListerWatcher;
   /** When the view last moved: a complete state applied, or a watch event (bookmarks too) read. */
   private progressAtMs = Number.NEGATIVE_INFINITY;
   /** A failure since the view was last known complete: changes may be missing until the next list or event. */
@@ -136,8 +138,9 @@ export class RestartingListWatch<T> {
     private readonly options: ListWatchOptions<T>,
     private readonly handlers: ListWatchHandlers<T>,
   ) {
-    this.known = handlers.keys === undefined ? new Set<string>() : undefined;
-    this.masks = options.fields === undefined ? undefined : watchMasks(options.fields);
+    this.store = new ListWatchStore(options.project, options.keyOf, handlers);
+    this.watchList = new WatchListChoice(options.watchList ?? 'off');
+    this.source = 'listerWatcher' in options ? options.listerWatcher : new HttpListerWatcher(options.connection, options.path, options.fields);
     this.backoff = new JitteredBackoff({ initialMs: BACKOFF_START_MS, maxMs: options.backoffMaxMs, resetAfterMs: BACKOFF_RESET_MS, jitter: 1, now: () => options.clock.now(), random: options.random });
   }
 
@@ -173,9 +176,7 @@ export class RestartingListWatch<T> {
       this.consistentList = true;
       if (this.timer === undefined) {
         // A watch in flight is replaced; one waiting out a backoff keeps its delay (an API that is down is not hammered).
-        this.generation += 1;
-        this.abort?.abort();
-        this.abort = undefined;
+        this.endWatch();
         this.schedule(0);
       }
     }
@@ -204,12 +205,17 @@ export class RestartingListWatch<T> {
   async stop(): Promise<void> {
     this.stopped = true;
     this.settleResync(false);
-    this.generation += 1;
     this.timer?.cancel();
     this.timer = undefined;
+    this.endWatch();
+    await Promise.resolve();
+  }
+
+  /** Ends the watch in flight: nothing more is read of it, and its late callbacks are ignored. */
+  private endWatch(): void {
+    this.generation += 1;
     this.abort?.abort();
     this.abort = undefined;
-    await Promise.resolve();
   }
 
   private schedule(delayMs: number): void {
@@ -220,15 +226,9 @@ export class RestartingListWatch<T> {
     }, delayMs);
   }
 
-  /** Whether the next initial state comes from a streaming list. */
-  private get streaming(): boolean {
-    const mode = this.options.watchList ?? 'off';
-    return mode === 'on' || (mode === 'auto' && !this.streamRefused);
-  }
-
   private async cycle(): Promise<void> {
     const generation = ++this.generation;
-    const initial = this.resourceVersion === undefined && this.streaming ? new InitialEvents(this.holdsAny()) : undefined;
+    const initial = this.resourceVersion === undefined && this.watchList.streaming ? new InitialEvents(this.store.holdsAny()) : undefined;
     try {
       if (initial !== undefined) {
         await this.watch(generation, initial);
@@ -258,123 +258,83 @@ export class RestartingListWatch<T> {
 
   /** A streaming list failed before its end marker; true when `auto` now lists instead (scheduled here). */
   private streamFailed(error: unknown, gone: boolean): boolean {
-    this.streamFailures += 1;
     if (gone) this.syncedRv = undefined; // client-go: the streaming request's resourceVersion was refused; ask the current state
-    const refused = refusalOf(error);
-    if (this.options.watchList !== 'auto') return false;
-    if (refused === undefined && this.streamFailures < WATCH_LIST_MAX_FAILURES) return false;
-    this.streamRefused = true;
-    const why = refused?.why ?? `${this.streamFailures} streaming lists in a row failed (last: ${error instanceof Error ? error.message : String(error)})`;
-    this.handlers.fellBack?.(why);
+    const givenUp = this.watchList.failed(error);
+    if (givenUp === undefined) return false;
+    this.handlers.fellBack?.(givenUp.why);
     // A refusal is an answer: list at once. Failures: list after the usual backoff.
-    this.schedule(refused === undefined ? this.backoff.next(false) : 0);
+    this.schedule(givenUp.refused ? 0 : this.backoff.next(false));
     return true;
   }
 
   /** The initial events ended: what they did not carry is gone (as a relist), the state is complete at `rv`. */
   private finishInitial(initial: InitialEvents, rv: string | undefined): void {
-    const { seen } = initial;
-    for (const key of seen === undefined ? [] : [...this.heldKeys()]) {
-      if (seen?.has(key) === true) continue;
-      this.known?.delete(key);
-      this.handlers.remove(key, undefined);
-    }
-    seen?.clear();
+    this.store.removeAbsent(initial.seen);
+    initial.seen?.clear();
+    this.watchList.succeeded();
+    this.completed(rv, 'stream');
+  }
+
+  /** A complete state was applied, at `rv`: the watch goes on from there; `synced` the first time. */
+  private completed(rv: string | undefined, via: 'list' | 'stream'): void {
     this.resourceVersion = rv ?? '0';
     this.syncedRv = this.resourceVersion;
-    this.streamFailures = 0;
     this.markComplete();
     if (!this.everSynced) {
       this.everSynced = true;
-      this.handlers.synced('stream');
+      this.handlers.synced(via);
     }
-  }
-
-  /** Whether any key is applied yet (only then can a full state remove something). */
-  private holdsAny(): boolean {
-    return this.heldKeys()[Symbol.iterator]().next().done !== true;
-  }
-
-  /** The keys applied so far: the handler's own (`keys`) or the set kept here. */
-  private heldKeys(): Iterable<string> {
-    return this.known ?? this.handlers.keys?.() ?? [];
   }
 
   private async list(generation: number): Promise<void> {
-    const { connection, path, labelSelector, fieldSelector, pageSize = 500, project, keyOf } = this.options;
     // Only a list that finds keys already held can have removals to find (not the first).
-    const seen = this.holdsAny() ? new Set<string>() : undefined;
+    const seen = this.store.holdsAny() ? new Set<string>() : undefined;
     const take = (raw: unknown): void => {
-      if (generation !== this.generation) return;
-      const obj = project(raw);
-      const key = keyOf(obj);
-      seen?.add(key);
-      this.known?.add(key);
-      this.handlers.upsert(obj);
+      if (generation === this.generation) this.store.upsert(raw, seen);
     };
     let resourceVersion: string | undefined;
-    if (this.consistentList) {
-      for await (const page of listPages(connection, path, { labelSelector, fieldSelector, pageSize })) {
-        if (generation !== this.generation) return;
-        resourceVersion ??= page.metadata?.resourceVersion;
-        for (const raw of page.items ?? []) take(raw);
-      }
-    } else {
-      try {
-        resourceVersion = await this.listFromCache(generation, take);
-      } catch (error) {
-        if (statusCode(error) === 410) this.consistentList = true;
-        throw error;
-      }
+    try {
+      resourceVersion = await this.listPages(generation, take);
+    } catch (error) {
+      if (statusCode(error) === 410) this.consistentList = true;
+      throw error;
     }
     if (generation !== this.generation) return;
-    for (const key of seen === undefined ? [] : [...this.heldKeys()]) {
-      if (seen?.has(key) === true) continue;
-      this.known?.delete(key);
-      this.handlers.remove(key, undefined);
-    }
+    this.store.removeAbsent(seen);
     this.consistentList = false;
-    this.resourceVersion = resourceVersion ?? '0';
-    this.syncedRv = this.resourceVersion;
-    this.markComplete();
-    if (!this.everSynced) {
-      this.everSynced = true;
-      this.handlers.synced('list');
-    }
+    this.completed(resourceVersion, 'list');
   }
 
   /**
-   * The list from the watch cache (`resourceVersion=0` first, the last synced one after),
-   * streamed; a server that paginates it anyway is followed through its continue tokens.
+   * Every page of one list; resolves with the first page's resourceVersion (the list's). From
+   * the watch cache (`resourceVersion=0` first, the last synced one after) it is one streamed
+   * answer, and a server that paginates it anyway is followed through its continue tokens;
+   * after a 410, a consistent read in pages of `pageSize`.
    */
-  private async listFromCache(generation: number, take: (raw: unknown) => void): Promise<string | undefined> {
-    const { connection, path, labelSelector, fieldSelector } = this.options;
-    const first = await streamList(connection, path, { labelSelector, fieldSelector, resourceVersion: this.syncedRv ?? '0' }, take, this.masks?.item);
+  private async listPages(generation: number, take: (raw: unknown) => void): Promise<string | undefined> {
+    const { labelSelector, fieldSelector, pageSize = 500 } = this.options;
+    const selectors: Selectors = { labelSelector, fieldSelector };
+    const paging: ListRequest = this.consistentList ? { ...selectors, limit: pageSize } : selectors;
+    const first = await this.source.list(this.consistentList ? paging : { ...selectors, resourceVersion: this.syncedRv ?? '0' }, take);
     let token = first.continue;
-    while (token !== undefined && generation === this.generation) {
-      const page = await streamList(connection, path, { labelSelector, fieldSelector, continue: token }, take, this.masks?.item);
-      token = page.continue;
+    while (token !== undefined && token !== '' && generation === this.generation) {
+      token = (await this.source.list({ ...paging, continue: token }, take)).continue;
     }
     return first.resourceVersion;
   }
 
   /** A watch from the last resourceVersion, or with `initial` a streaming list (its initial events, then live). */
   private async watch(generation: number, initial?: InitialEvents): Promise<void> {
-    const { path, labelSelector, fieldSelector, watchTimeoutSeconds = 300, project, keyOf } = this.options;
-    const startedAt = this.options.clock.now();
-    let events = 0;
-    let gone = false;
-    let streamError: Error | undefined;
+    const { labelSelector, fieldSelector, watchTimeoutSeconds = 300 } = this.options;
+    const outcome = new WatchOutcome(this.source.what, this.options.clock.now());
     const onEvent = (type: string, raw: unknown): void => {
       if (generation !== this.generation) return;
-      const rv = (raw as WatchObject | undefined)?.metadata?.resourceVersion;
       if (type === 'ERROR') {
-        const status = raw as WatchObject;
-        if (status.code === 410) gone = true;
-        else streamError = Object.assign(new Error(`watch ${path}: ${status.message ?? 'ERROR event'}`), { statusCode: status.code });
+        outcome.errorEvent(raw);
         return;
       }
-      events += 1;
+      outcome.counted();
+      const rv = (raw as WatchObject | undefined)?.metadata?.resourceVersion;
       if (initial !== undefined && !initial.ended) {
         this.initialEvent(generation, initial, type, raw, rv);
         return;
@@ -386,16 +346,8 @@ export class RestartingListWatch<T> {
       // Events flow again after a failure: the watch resumed from the last resourceVersion and replays what it missed.
       this.gap = false;
       this.progressAtMs = this.options.clock.now();
-      if (type === 'ADDED' || type === 'MODIFIED') {
-        const obj = project(raw);
-        this.known?.add(keyOf(obj));
-        this.handlers.upsert(obj);
-      } else if (type === 'DELETED') {
-        const obj = project(raw);
-        const key = keyOf(obj);
-        this.known?.delete(key);
-        this.handlers.remove(key, obj);
-      }
+      if (type === 'ADDED' || type === 'MODIFIED') this.store.upsert(raw);
+      else if (type === 'DELETED') this.store.delete(raw);
       // BOOKMARK: only the resourceVersion moves.
     };
     const onDone = (error: unknown): void => {
@@ -403,23 +355,13 @@ export class RestartingListWatch<T> {
       this.abort = undefined;
       this.generation += 1; // this watch is over: late callbacks are ignored
       const unfinished = initial !== undefined && !initial.ended ? initial : undefined;
-      if (gone || statusCode(error) === 410) {
-        this.failed(Object.assign(new Error('410 Gone'), { statusCode: 410 }), unfinished);
-      } else if (error !== null && error !== undefined) {
-        this.failed(error, unfinished);
-      } else if (streamError !== undefined) {
-        this.failed(streamError, unfinished);
-      } else if (unfinished !== undefined) {
-        this.failed(new Error(`watch ${path}: the streaming list ended before its initial-events-end bookmark`), unfinished);
-      } else if (events === 0 && this.options.clock.now() - startedAt < MIN_WATCH_MS) {
-        this.failed(new Error(`watch ${path}: closed at once without an event`));
-      } else {
-        this.schedule(0); // a normal end (server timeout): watch again from the last resourceVersion
-      }
+      const failure = outcome.failure(error, unfinished !== undefined, this.options.clock.now());
+      if (failure !== undefined) this.failed(failure, unfinished);
+      else this.schedule(0); // a normal end (server timeout): watch again from the last resourceVersion
     };
     const from = initial === undefined ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true } : watchListQuery(this.syncedRv);
     const query = { labelSelector, fieldSelector, ...from, timeoutSeconds: watchTimeoutSeconds };
-    const abort = await streamWatch(this.options.connection, path, query, onEvent, onDone, this.masks === undefined ? {} : { mask: this.masks.event });
+    const abort = await this.source.watch(query, onEvent, onDone);
     if (generation === this.generation && !this.stopped) this.abort = abort;
     else abort.abort(); // over already (stopped, refused, or done): nothing more is read
   }
@@ -428,18 +370,12 @@ export class RestartingListWatch<T> {
   private initialEvent(generation: number, initial: InitialEvents, type: string, raw: unknown, rv: string | undefined): void {
     const step = initial.event(type, raw);
     if (step === 'take') {
-      const obj = this.options.project(raw);
-      const key = this.options.keyOf(obj);
-      initial.seen?.add(key);
-      this.known?.add(key);
-      this.handlers.upsert(obj);
+      this.store.upsert(raw, initial.seen);
     } else if (step === 'end') {
       this.finishInitial(initial, rv);
     } else if (generation === this.generation) {
       // Not a streaming list after all: end this watch; `auto` lists instead.
-      this.generation += 1;
-      this.abort?.abort();
-      this.abort = undefined;
+      this.endWatch();
       this.failed(step, initial);
     }
   }

@@ -15,6 +15,8 @@
  * - anything else (5xx, a reset, a stream that ends before its end marker): an ordinary
  *   failure, retried with backoff; several in a row with no end marker also end the attempt.
  */
+import type { WatchRequest } from './lister-watcher.js';
+
 export const WATCH_LIST_MODES = ['auto', 'on', 'off'] as const;
 /** `auto`: stream where the server offers it, else list (remembered for the process life); `on`: stream only; `off`: list only. */
 export type WatchListMode = (typeof WATCH_LIST_MODES)[number];
@@ -25,7 +27,7 @@ export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 export const WATCH_LIST_MAX_FAILURES = 3;
 
 /** The query of a streaming-list watch from `resourceVersion` (`''`: the current state, a consistent read). */
-export function watchListQuery(resourceVersion: string | undefined): Record<string, string | boolean> {
+export function watchListQuery(resourceVersion: string | undefined): WatchRequest {
   return { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true, resourceVersion: resourceVersion ?? '' };
 }
 
