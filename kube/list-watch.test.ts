@@ -240,6 +240,26 @@ test('resync() during a backoff keeps its delay (a down API is not hammered), th
   assert.equal(await r.lw.resync(), false, 'stopped');
 });
 
+test('resync() during a long backoff tries within two seconds: a caller is waiting on the view', async () => {
+  const r = rig({ backoffMaxMs: 60_000 });
+  await synced(r);
+  // Failures until the backoff is long: 375, 750, 1500, 3000 ms.
+  r.fake.lastWatch.end(httpError(500));
+  for (const delay of [375, 750, 1500]) {
+    await r.clock.advance(delay);
+    r.fake.lastWatch.end(httpError(500));
+  }
+  assert.deepEqual(drain(r.log).at(-1), 'restarting 3000 HTTP 500');
+  r.fake.answer({ items: [item('a')], resourceVersion: '70' });
+  let answered: boolean | undefined;
+  void r.lw.resync().then((applied) => { answered = applied; });
+  await r.clock.advance(1499);
+  assert.equal(answered, undefined);
+  await r.clock.advance(1);
+  assert.equal(answered, true, 'listed 1.5 s later, not 3 s');
+  await r.lw.stop();
+});
+
 test('streaming list: the initial events are applied as they come, synced at the end bookmark; after a 410 the next one replaces the view', async () => {
   const r = rig({ watchList: 'auto' });
   r.lw.start();

@@ -109,6 +109,8 @@ interface WatchObject {
 const BACKOFF_START_MS = 250;
 /** client-go's reflector: the backoff resets after this long without a failure. */
 const BACKOFF_RESET_MS = 120_000;
+/** A resync() asked during a longer backoff retries within this (a caller is waiting on the view). */
+const RESYNC_WAIT_MAX_MS = 2000;
 
 export class RestartingListWatch<T> {
   private readonly store: ListWatchStore<T>;
@@ -120,6 +122,7 @@ export class RestartingListWatch<T> {
   private consistentList = false;
   private readonly backoff: JitteredBackoff;
   private timer: TimerHandle | undefined;
+  private timerAtMs = 0;
   private abort: WatchHandle | undefined;
   /** Bumped on every (re)start and on stop: callbacks of an older watch are ignored. */
   private generation = 0;
@@ -175,9 +178,15 @@ export class RestartingListWatch<T> {
       this.syncedRv = undefined;
       this.consistentList = true;
       if (this.timer === undefined) {
-        // A watch in flight is replaced; one waiting out a backoff keeps its delay (an API that is down is not hammered).
+        // A watch in flight is replaced.
         this.endWatch();
         this.schedule(0);
+      } else if (this.timerAtMs - this.options.clock.now() > RESYNC_WAIT_MAX_MS) {
+        // One waiting out a long backoff tries sooner, still a second or two apart (an API that is
+        // down is not hammered): a caller is waiting on this view (a preStop call, a grace that ran out).
+        this.timer.cancel();
+        this.timer = undefined;
+        this.schedule(RESYNC_WAIT_MAX_MS / 2 + (this.options.random ?? Math.random)() * (RESYNC_WAIT_MAX_MS / 2));
       }
     }
     return applied;
@@ -220,6 +229,7 @@ export class RestartingListWatch<T> {
 
   private schedule(delayMs: number): void {
     if (this.stopped || this.timer !== undefined) return;
+    this.timerAtMs = this.options.clock.now() + delayMs;
     this.timer = this.options.clock.setTimeout(() => {
       this.timer = undefined;
       void this.cycle();
