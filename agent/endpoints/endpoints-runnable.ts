@@ -28,12 +28,6 @@ import { EndpointPlanner, type EndpointFlush } from './endpoint-planner.js';
 
 export const ENDPOINT_SLICES_PATH = '/apis/discovery.k8s.io/v1/endpointslices';
 export const NAMESPACES_PATH = '/api/v1/namespaces';
-/**
- * Slices per list page. A page is parsed whole before its slices are reduced to columns, and a
- * slice is up to 100 endpoints (~25 KB of JSON): 500 a page made the first list, not the kept
- * state, the agent's peak memory.
- */
-export const SLICE_PAGE_SIZE = 100;
 
 export interface EndpointsOptions {
   kube: KubeConnection;
@@ -89,7 +83,7 @@ export class EndpointsRunnable implements Runnable {
     };
     this.slices = new RestartingListWatch<RawSlice>(
       {
-        connection: kube, path: ENDPOINT_SLICES_PATH, labelSelector: ENDPOINT_SLICE_SELECTOR, pageSize: SLICE_PAGE_SIZE,
+        connection: kube, path: ENDPOINT_SLICES_PATH, labelSelector: ENDPOINT_SLICE_SELECTOR, pageSize: 500,
         project: (raw) => raw as RawSlice, fields: SLICE_FIELDS, keyOf: (s) => `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`,
         clock, backoffMaxMs: options.relistBackoffMaxMs, watchList: options.watchList,
       },
