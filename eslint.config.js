@@ -17,6 +17,15 @@ const COMPONENTS_SIT_UNDER_CLI = {
 };
 
 /**
+ * One direction between cli/ and lab/: the CLI loads the lab at run time (cli/commands/lab.ts,
+ * which states the shape it loads) and the lab, tests included, never imports cli/.
+ */
+const LAB_STAYS_OFF_CLI = {
+  regex: '^(\\.\\./)+cli/',
+  message: 'lab/ never imports cli/: the CLI loads the lab at run time (cli/commands/lab.ts); what both need lives outside cli/.',
+};
+
+/**
  * kube/ is the shared Kubernetes access (connection, requests, lists, list/watch, clock) that
  * the agent, the janitor and the CLI's `stale`/`doctor` use: it sits under all of them.
  */
@@ -143,6 +152,7 @@ export default tseslint.config(
     { files: AGENT_CAPABILITY_FILES, ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI, AGENT_BESIDE_WEBHOOK, CAPABILITIES_MEET_AT_THEIR_INDEX] },
     { files: ['native/lib/**/*.ts'], ignores: TEST_FILES, patterns: [NATIVE_LIB_STANDS_ALONE] },
     { files: ['cli/**/*.ts'], ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE] },
+    { files: ['lab/**/*.ts'], patterns: [LAB_STAYS_OFF_CLI] },
     { files: ['src/**/*.test.ts'], patterns: CORE_STAYS_PURE },
     { files: ['src/**/*.ts'], ignores: [...TEST_FILES, ...CORE_LOGGER_FACTORY], patterns: [...CORE_STAYS_PURE, SHIPS_NO_TEST_CODE] },
     // The one exception to src/'s purity, until the logger factory moves out of src/ (issue 26):

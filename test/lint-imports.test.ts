@@ -3,8 +3,8 @@
  * code never imports test/, lab/ or bench/; components never import cli/ (no exception); kube/
  * imports no component and no native code; the agent does not import the webhook; native/lib
  * imports nothing outside native/; src/ takes nothing from the components, does no I/O, builds
- * no logger (src/logging.ts excepted) and takes only types from `netlink-native/types`; tests
- * may import anything. And each file is matched by one import-rule block only (a later block
+ * no logger (src/logging.ts excepted) and takes only types from `netlink-native/types`; the lab
+ * never imports cli/ (its tests neither); other tests may import anything. And each file is matched by one import-rule block only (a later block
  * would silently replace an earlier one's list).
  */
 import assert from 'node:assert/strict';
@@ -57,6 +57,19 @@ describe('the import rules (eslint.config.js)', () => {
     assert.deepEqual(await rejectedLines('webhook/commands.ts', "import { addConfigOptions } from '../cli/options.js';\n"), [1]);
     assert.deepEqual(await rejectedLines('agent/ipvs/flowpin/cleanup-command.ts', "import { CliExit } from '../../cli/exit.js';\n"), [1]);
     assert.deepEqual(await rejectedLines('cli/commands/agent.ts', "import { CliExit } from '../exit.js';\nimport { runAgent } from '../../agent/run-agent.js';\n"), [], 'commands live in cli/commands/ and wire the components');
+  });
+
+  it('keep one direction between cli/ and lab/: the CLI loads the lab, the lab never imports cli/', async () => {
+    const source = [
+      "import { buildProgram } from '../cli/program.js';",
+      "import type { LabEntry } from '../cli/commands/lab.js';",
+      "import { runDemo } from './demo.js';",
+      "import { managedPod } from '../test/apiserver/pods.js';",
+    ].join('\n');
+    assert.deepEqual(await rejectedLines('lab/x.ts', `${source}\n`), [1, 2]);
+    assert.deepEqual(await rejectedLines('lab/scenarios/x.ts', `${source.replaceAll("'../", "'../../")}\n`), [1, 2]);
+    assert.deepEqual(await rejectedLines('lab/x.test.ts', `${source}\n`), [1, 2], 'the lab\'s tests too');
+    assert.deepEqual(await rejectedLines('cli/commands/lab.test.ts', "import { lab } from '../../lab/entry.js';\n"), [], 'the CLI\'s test of the seam reaches the lab');
   });
 
   it('keep kube/ under the components: the agent and the CLI import it, it imports neither', async () => {
@@ -145,7 +158,7 @@ describe('the import rules (eslint.config.js)', () => {
   it('give each file one import-rule block: a second would silently replace the first one\'s list', async () => {
     const files = [
       'webhook/x.ts', 'webhook/http/x.test.ts', 'kube/x.ts', 'kube/x.test.ts', 'agent/x.ts', 'agent/agent.ts', 'agent/drain/x.ts', 'agent/ipvs/flowpin/x.ts',
-      'agent/drain/x.test.ts', 'native/lib/x.ts', 'cli/x.ts', 'cli/commands/x.ts', 'src/x.ts', 'src/check/x.ts', 'src/x.test.ts', 'src/logging.ts',
+      'agent/drain/x.test.ts', 'native/lib/x.ts', 'cli/x.ts', 'cli/commands/x.ts', 'lab/x.ts', 'lab/x.test.ts', 'src/x.ts', 'src/check/x.ts', 'src/x.test.ts', 'src/logging.ts',
     ];
     const cwd = new URL('..', import.meta.url).pathname;
     const alone = importBlocks.map((block) => new ESLint({ cwd, overrideConfigFile: true, overrideConfig: [importRules[0] as Linter.Config, block], ignore: false }));
@@ -155,8 +168,8 @@ describe('the import rules (eslint.config.js)', () => {
         const computed = (await linter.calculateConfigForFile(file)) as Linter.Config | undefined;
         if (computed?.rules?.[RULE] !== undefined) matching.push(index);
       }
-      // A production file has its layer's one block; a test outside src/ and webhook/ has none (tests may import anything).
-      const expected = file.endsWith('.test.ts') && !file.startsWith('src/') && !file.startsWith('webhook/') ? 0 : 1;
+      // A production file has its layer's one block; a test outside src/, webhook/ and lab/ has none (tests may import anything).
+      const expected = file.endsWith('.test.ts') && !/^(src|webhook|lab)\//.test(file) ? 0 : 1;
       assert.equal(matching.length, expected, `${file}: matched by import-rule blocks [${matching.join(', ')}]`);
     }
   });
