@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 /** Tests may reach anything; the rules below are for the code that ships. */
 const TEST_FILES = ['**/*.test.ts'];
 
-/** Production code (src/, kube/, agent/, webhook/, native/lib/, cli/) never imports the lab, tests or benchmarks. */
+/** Production code (src/, log/, time/, kube/, agent/, webhook/, native/lib/, cli/) never imports the lab, tests or benchmarks. */
 const SHIPS_NO_TEST_CODE = {
   regex: '^(\\.\\./)+(test|lab|bench)/',
   message: 'Production code never imports test/, lab/ or bench/ (they are not in the build or the images).',
@@ -26,7 +26,17 @@ const LAB_STAYS_OFF_CLI = {
 };
 
 /**
- * kube/ is the shared Kubernetes access (connection, requests, lists, list/watch, clock) that
+ * log/ (the process logger) and time/ (the clock that long-running code is handed) sit under
+ * every room that runs: they import nothing of the app, so kube/, the agent, the webhook and
+ * the CLI all take them, and src/ stays free of the logger.
+ */
+const SITS_UNDER_EVERY_ROOM = {
+  regex: '^\\.\\./',
+  message: 'log/ and time/ import nothing of the app: kube/, agent/, webhook/ and cli/ sit on them.',
+};
+
+/**
+ * kube/ is the shared Kubernetes access (connection, requests, lists, list/watch) that
  * the agent, the janitor and the CLI's `stale`/`doctor` use: it sits under all of them.
  */
 const KUBE_SITS_UNDER_COMPONENTS = {
@@ -68,9 +78,9 @@ const WEBHOOK_STAYS_PLAIN = {
 
 /**
  * src/ is the pure shared core: no I/O (files, sockets, processes, threads, the host, the
- * logger), no component, no CLI; from node:crypto only X509Certificate (parsing a certificate
- * is computation; hashing, signing and random numbers are not src/'s); from netlink-native only
- * `import type` of its types, and the one constant of the kernel's ABI that classification
+ * logger: pino and log/), no component, no CLI; from node:crypto only X509Certificate (parsing
+ * a certificate is computation; hashing, signing and random numbers are not src/'s); from
+ * netlink-native only `import type` of its types, and the one constant of the kernel's ABI that classification
  * tests at run time (IPS_DST_NAT: defined once, in netlink-native/types, a module without I/O).
  */
 const CORE_IO_MODULES = ['fs', 'fs/*', 'net', 'http', 'https', 'child_process', 'os', 'tls', 'dgram', 'worker_threads'].flatMap((name) => [name, `node:${name}`]);
@@ -79,8 +89,8 @@ const CORE_NO_IO = {
   message: 'src/ is the pure shared core: no I/O, no native, no webhook, agent or CLI.',
 };
 const CORE_NO_LOGGER = {
-  group: ['pino', 'pino/*'],
-  message: 'src/ is the pure shared core: it takes a logger (or a callback) from its caller and never builds one.',
+  group: ['pino', 'pino/*', '**/log/**'],
+  message: 'src/ is the pure shared core: it takes a logger (or a callback) from its caller and never builds one (log/ does).',
 };
 const CORE_STAYS_PURE = [
   CORE_NO_IO,
@@ -101,9 +111,6 @@ const CORE_STAYS_PURE = [
     message: "src/ takes from netlink-native only its types (`import type { ... } from 'netlink-native/types'`) and IPS_DST_NAT.",
   },
 ];
-
-/** src/'s logger factory (see CORE_NO_LOGGER and the exception below). */
-const CORE_LOGGER_FACTORY = ['src/logging.ts'];
 
 /** One config block per file set, each with its whole list of import patterns. */
 function importRules(layers) {
@@ -154,10 +161,8 @@ export default tseslint.config(
     { files: ['cli/**/*.ts'], ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE] },
     { files: ['lab/**/*.ts'], patterns: [LAB_STAYS_OFF_CLI] },
     { files: ['src/**/*.test.ts'], patterns: CORE_STAYS_PURE },
-    { files: ['src/**/*.ts'], ignores: [...TEST_FILES, ...CORE_LOGGER_FACTORY], patterns: [...CORE_STAYS_PURE, SHIPS_NO_TEST_CODE] },
-    // The one exception to src/'s purity, until the logger factory moves out of src/ (issue 26):
-    // src/logging.ts builds the pino logger; it is held to every other rule of src/.
-    { files: CORE_LOGGER_FACTORY, patterns: [...CORE_STAYS_PURE.filter((pattern) => pattern !== CORE_NO_LOGGER), SHIPS_NO_TEST_CODE] },
+    { files: ['src/**/*.ts'], ignores: TEST_FILES, patterns: [...CORE_STAYS_PURE, SHIPS_NO_TEST_CODE] },
+    { files: ['log/**/*.ts', 'time/**/*.ts'], ignores: TEST_FILES, patterns: [SITS_UNDER_EVERY_ROOM] },
   ]),
   // The CommonJS launchers (bin/*.cjs): plain JavaScript outside the TypeScript project, so
   // the recommended rules without the type-checked ones; they are entry points (cli/'s rules).

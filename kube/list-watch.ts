@@ -35,7 +35,7 @@
  *   is scanned, never built. (The paged consistent list after a 410 is parsed whole.)
  */
 import type { FieldMask } from '../src/field-mask.js';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../time/clock.js';
 import type { KubeConnection } from './connection.js';
 import { JitteredBackoff } from './backoff.js';
 import { listPages } from './list-pages.js';

@@ -2,8 +2,8 @@
  * The import rules of eslint.config.js, run on small sources placed in each layer: production
  * code never imports test/, lab/ or bench/; components never import cli/ (no exception); kube/
  * imports no component and no native code; the agent does not import the webhook; native/lib
- * imports nothing outside native/; src/ takes nothing from the components, does no I/O, builds
- * no logger (src/logging.ts excepted) and takes only types from `netlink-native/types`; the lab
+ * imports nothing outside native/; log/ and time/ import nothing of the app; src/ takes nothing from the components, does no I/O, builds
+ * no logger (neither pino nor log/) and takes only types from `netlink-native/types`; the lab
  * never imports cli/ (its tests neither); other tests may import anything. And each file is matched by one import-rule block only (a later block
  * would silently replace an earlier one's list).
  */
@@ -38,7 +38,7 @@ async function rejectedLines(file: string, source: string): Promise<number[]> {
 describe('the import rules (eslint.config.js)', () => {
   it('keep test/, lab/ and bench/ out of every production layer', async () => {
     const source = "import { a } from '../test/apiserver/pods.js';\nimport { b } from '../lab/entry.js';\nimport { c } from '../bench/run.js';\nimport { d } from './ok.js';\n";
-    for (const file of ['cli/x.ts', 'kube/x.ts', 'agent/x.ts', 'webhook/x.ts', 'native/lib/x.ts', 'src/x.ts']) {
+    for (const file of ['cli/x.ts', 'kube/x.ts', 'agent/x.ts', 'webhook/x.ts', 'native/lib/x.ts', 'src/x.ts', 'log/x.ts', 'time/x.ts']) {
       const nested = file.split('/').length - 2;
       assert.deepEqual(await rejectedLines(file, source.replaceAll("'../", `'${'../'.repeat(nested + 1)}`)), [1, 2, 3], file);
     }
@@ -84,7 +84,7 @@ describe('the import rules (eslint.config.js)', () => {
     ].join('\n');
     assert.deepEqual(await rejectedLines('kube/x.ts', `${source}\n`), [1, 2, 3, 4]);
     assert.deepEqual(await rejectedLines('agent/x.ts', "import { kubeRequest } from '../kube/request.js';\n"), []);
-    assert.deepEqual(await rejectedLines('agent/conntrack/janitor/x.ts', "import { systemClock } from '../../kube/clock.js';\n"), []);
+    assert.deepEqual(await rejectedLines('agent/conntrack/janitor/x.ts', "import { systemClock } from '../../../time/clock.js';\n"), []);
     assert.deepEqual(await rejectedLines('cli/x.ts', "import { loadKubeConnection } from '../kube/load.js';\n"), []);
   });
 
@@ -152,13 +152,32 @@ describe('the import rules (eslint.config.js)', () => {
     assert.deepEqual(await rejectedLines('src/x.ts', `${source.join('\n')}\n`), rejected);
     assert.deepEqual(await rejectedLines('src/check/x.ts', "import { pino } from 'pino';\nimport { hostname } from 'node:os';\n"), [1, 2]);
     assert.deepEqual(await rejectedLines('src/x.test.ts', "import { hostname } from 'node:os';\nimport { pino } from 'pino';\n"), [1, 2], 'src/ tests keep the purity rules');
-    assert.deepEqual(await rejectedLines('src/logging.ts', "import { pino } from 'pino';\nimport { readFileSync } from 'node:fs';\nimport { a } from '../test/x.js';\n"), [2, 3], 'the logger factory: pino only, until it moves out of src/');
+    assert.deepEqual(await rejectedLines('src/x.ts', "import { createLogger } from '../log/logger.js';\nimport type { Logger } from '../log/logger.js';\n"), [1, 2], 'nor the logger factory in log/');
+    assert.deepEqual(await rejectedLines('src/logging.ts', "import { pino } from 'pino';\n"), [1], 'no file of src/ is excepted');
+  });
+
+  it('keep log/ and time/ under every room: they import nothing of the app', async () => {
+    const source = [
+      "import { pino } from 'pino';",
+      "import { setTimeout } from 'node:timers';",
+      "import { DRAIN_API_PREFIX } from '../src/contract.js';",
+      "import { kubeRequest } from '../kube/request.js';",
+      "import { CliExit } from '../cli/exit.js';",
+      "import { systemClock } from '../time/clock.js';",
+      "import { a } from '../test/x.js';",
+      "import { b } from './batch.js';",
+    ].join('\n');
+    assert.deepEqual(await rejectedLines('log/x.ts', `${source}\n`), [3, 4, 5, 6, 7]);
+    assert.deepEqual(await rejectedLines('time/x.ts', `${source}\n`), [3, 4, 5, 6, 7]);
+    for (const file of ['kube/x.ts', 'agent/x.ts', 'webhook/x.ts', 'cli/x.ts']) {
+      assert.deepEqual(await rejectedLines(file, "import { createLogger } from '../log/logger.js';\nimport { systemClock } from '../time/clock.js';\n"), [], file);
+    }
   });
 
   it('give each file one import-rule block: a second would silently replace the first one\'s list', async () => {
     const files = [
       'webhook/x.ts', 'webhook/http/x.test.ts', 'kube/x.ts', 'kube/x.test.ts', 'agent/x.ts', 'agent/agent.ts', 'agent/drain/x.ts', 'agent/ipvs/flowpin/x.ts',
-      'agent/drain/x.test.ts', 'native/lib/x.ts', 'cli/x.ts', 'cli/commands/x.ts', 'lab/x.ts', 'lab/x.test.ts', 'src/x.ts', 'src/check/x.ts', 'src/x.test.ts', 'src/logging.ts',
+      'agent/drain/x.test.ts', 'native/lib/x.ts', 'cli/x.ts', 'cli/commands/x.ts', 'lab/x.ts', 'lab/x.test.ts', 'src/x.ts', 'src/check/x.ts', 'src/x.test.ts', 'log/x.ts', 'time/x.ts', 'time/x.test.ts',
     ];
     const cwd = new URL('..', import.meta.url).pathname;
     const alone = importBlocks.map((block) => new ESLint({ cwd, overrideConfigFile: true, overrideConfig: [importRules[0] as Linter.Config, block], ignore: false }));

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { ConntrackApi, ConntrackEventsApi } from 'netlink-native/types';
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { KubeConnection } from '../../kube/connection.js';
 import type { AgentConfig } from '../../src/config/agent.js';
 import type { PodRecord } from '../../src/drain-plan.js';

@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { ConntrackApi, ConntrackEntry, ConntrackProtocol } from 'netlink-native/types';
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { EndpointTarget } from '../../src/endpoints/endpoint-index.js';
 
 export interface TargetFlushRequest {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { displayName } from '../../src/inject/index.js';
-import type { Logger } from '../../src/logging.js';
+import type { Logger } from '../../log/logger.js';
 import { quoteValue } from '../../src/quote.js';
 import { answerReview, failed, refused, type Answer } from '../admission/answer.js';
 import type { AdmissionHandler } from '../admission/handler.js';

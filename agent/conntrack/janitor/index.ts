@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ConntrackApi } from 'netlink-native/types';
-import type { Clock } from '../../../kube/clock.js';
+import type { Clock } from '../../../time/clock.js';
 import type { KubeConnection } from '../../../kube/connection.js';
 import { StaleJanitor } from './janitor.js';
 import { makeLivePodHolders } from './live-pods.js';

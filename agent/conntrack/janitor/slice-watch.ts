@@ -6,7 +6,7 @@
  * empty endpoint set would call every entry stale). `remove` gets the slice's `namespace/name`.
  */
 import { pruneEndpointSlice, sliceKey, type EndpointSliceLike } from '../../../src/stale/index.js';
-import type { Clock } from '../../../kube/clock.js';
+import type { Clock } from '../../../time/clock.js';
 import type { KubeConnection } from '../../../kube/connection.js';
 import { RestartingListWatch, type ListWatchHandlers } from '../../../kube/list-watch.js';
 
