@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { CliExit } from '../exit.js';
 import { addConfigOptions } from '../options.js';
 import { pathOf, USAGE_EXIT } from '../usage-error.js';
-import { INJECT_OPTIONS, loadWebhookCliConfig } from '../webhook-input.js';
+import { INJECT_OPTIONS, loadWebhookCliConfig } from '../webhook/input.js';
 
 /** `-f a -f b`: every value kept, in order (commander keeps only the last by default). */
 function collect(value: string, previous: string[]): string[] {
@@ -43,8 +43,8 @@ object (one line, FILE:LINE:COL: what; nothing is written).`);
   inject.action(async (flags: Record<string, unknown>, command: Command) => {
     const config = loadWebhookCliConfig(flags);
     const [{ readManifestInputs }, { checkManifest }, { injectManifests, ManifestError }] = await Promise.all([
-      import('../manifest-input.js'),
-      import('../manifest-check.js'),
+      import('../manifest/input.js'),
+      import('../manifest/check.js'),
       import('../../webhook/inject-manifests.js'),
     ]);
     const who = pathOf(command);

@@ -4,7 +4,7 @@ import type { Logger } from '../../log/logger.js';
 import type { MetricsAccess } from '../../kube/metrics-auth/metrics-access.js';
 import { CliExit } from '../exit.js';
 import { addConfigOptions } from '../options.js';
-import { loadWebhookCliConfig } from '../webhook-input.js';
+import { loadWebhookCliConfig } from '../webhook/input.js';
 
 function waitForSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {

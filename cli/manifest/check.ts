@@ -6,10 +6,10 @@
  * compilers report them, `FILE:LINE:COL: message`, so an editor can jump to it.
  */
 import { isScalar, LineCounter, parseAllDocuments, type Document } from 'yaml';
-import { CliExit } from './exit.js';
+import { CliExit } from '../exit.js';
 import { jsonErrorOffset } from './json-error-offset.js';
-import type { ManifestInput } from './manifest-input.js';
-import { USAGE_EXIT } from './usage-error.js';
+import type { ManifestInput } from './input.js';
+import { USAGE_EXIT } from '../usage-error.js';
 
 interface Position {
   line: number;
