@@ -26,6 +26,18 @@ const LAB_STAYS_OFF_CLI = {
 };
 
 /**
+ * cli/'s feature folders (docs/cli.md) hold the commands' bodies; cli/commands/<name>.ts wires
+ * them, so a feature never imports a command module (it may use another feature, and the
+ * plumbing at cli/'s root).
+ */
+const CLI_FEATURES = ['check', 'doctor', 'stale', 'manifest', 'webhook'];
+const CLI_FEATURE_FILES = CLI_FEATURES.map((feature) => `cli/${feature}/**/*.ts`);
+const FEATURES_SIT_UNDER_COMMANDS = {
+  regex: '^(\\.\\./)+commands/',
+  message: 'A cli/ feature folder is wired by its command (cli/commands/<name>.ts) and never imports one.',
+};
+
+/**
  * log/ (the process logger) and time/ (the clock that long-running code is handed) sit under
  * every room that runs: they import nothing of the app, so kube/, the agent, the webhook and
  * the CLI all take them, and src/ stays free of the logger.
@@ -158,7 +170,8 @@ export default tseslint.config(
     { files: ['agent/**/*.ts'], ignores: [...TEST_FILES, ...AGENT_CAPABILITY_FILES], patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI, AGENT_BESIDE_WEBHOOK] },
     { files: AGENT_CAPABILITY_FILES, ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI, AGENT_BESIDE_WEBHOOK, CAPABILITIES_MEET_AT_THEIR_INDEX] },
     { files: ['native/lib/**/*.ts'], ignores: TEST_FILES, patterns: [NATIVE_LIB_STANDS_ALONE] },
-    { files: ['cli/**/*.ts'], ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE] },
+    { files: ['cli/**/*.ts'], ignores: [...TEST_FILES, ...CLI_FEATURE_FILES], patterns: [SHIPS_NO_TEST_CODE] },
+    { files: CLI_FEATURE_FILES, ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE, FEATURES_SIT_UNDER_COMMANDS] },
     { files: ['lab/**/*.ts'], patterns: [LAB_STAYS_OFF_CLI] },
     { files: ['src/**/*.test.ts'], patterns: CORE_STAYS_PURE },
     { files: ['src/**/*.ts'], ignores: TEST_FILES, patterns: [...CORE_STAYS_PURE, SHIPS_NO_TEST_CODE] },

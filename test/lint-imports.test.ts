@@ -1,11 +1,13 @@
 /**
  * The import rules of eslint.config.js, run on small sources placed in each layer: production
- * code never imports test/, lab/ or bench/; components never import cli/ (no exception); kube/
- * imports no component and no native code; the agent does not import the webhook; native/lib
- * imports nothing outside native/; log/ and time/ import nothing of the app; src/ takes nothing from the components, does no I/O, builds
- * no logger (neither pino nor log/) and takes only types from `netlink-native/types`; the lab
- * never imports cli/ (its tests neither); other tests may import anything. And each file is matched by one import-rule block only (a later block
- * would silently replace an earlier one's list).
+ * code never imports test/, lab/ or bench/; components never import cli/ (no exception); a cli/
+ * feature folder never imports a command module; kube/ imports no component and no native
+ * code; the agent does not import the webhook; native/lib imports nothing outside native/;
+ * log/ and time/ import nothing of the app; src/ takes nothing from the components, does no
+ * I/O, builds no logger (neither pino nor log/) and takes only types from
+ * `netlink-native/types`; the lab never imports cli/ (its tests neither); other tests may
+ * import anything. And each file is matched by one import-rule block only (a later block would
+ * silently replace an earlier one's list).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -70,6 +72,21 @@ describe('the import rules (eslint.config.js)', () => {
     assert.deepEqual(await rejectedLines('lab/scenarios/x.ts', `${source.replaceAll("'../", "'../../")}\n`), [1, 2]);
     assert.deepEqual(await rejectedLines('lab/x.test.ts', `${source}\n`), [1, 2], 'the lab\'s tests too');
     assert.deepEqual(await rejectedLines('cli/commands/lab.test.ts', "import { lab } from '../../lab/entry.js';\n"), [], 'the CLI\'s test of the seam reaches the lab');
+  });
+
+  it('keep cli/\'s feature folders under the commands that wire them', async () => {
+    const source = [
+      "import { defineStaleCommand } from '../commands/stale.js';",
+      "import { loadInventory } from '../stale/inventory.js';",
+      "import { CliExit } from '../exit.js';",
+      "import { kubeRequest } from '../../kube/request.js';",
+      "import { a } from '../../test/x.js';",
+    ].join('\n');
+    for (const file of ['cli/doctor/x.ts', 'cli/stale/x.ts', 'cli/check/x.ts', 'cli/manifest/x.ts', 'cli/webhook/x.ts']) {
+      assert.deepEqual(await rejectedLines(file, `${source}\n`), [1, 5], file);
+    }
+    assert.deepEqual(await rejectedLines('cli/commands/doctor.ts', "import type { DoctorFlags } from '../doctor/run.js';\n"), [], 'a command wires its feature');
+    assert.deepEqual(await rejectedLines('cli/doctor/x.test.ts', "import { defineDoctorCommand } from '../commands/doctor.js';\n"), [], 'tests may reach anything');
   });
 
   it('keep kube/ under the components: the agent and the CLI import it, it imports neither', async () => {
@@ -177,7 +194,7 @@ describe('the import rules (eslint.config.js)', () => {
   it('give each file one import-rule block: a second would silently replace the first one\'s list', async () => {
     const files = [
       'webhook/x.ts', 'webhook/http/x.test.ts', 'kube/x.ts', 'kube/x.test.ts', 'agent/x.ts', 'agent/agent.ts', 'agent/drain/x.ts', 'agent/ipvs/flowpin/x.ts',
-      'agent/drain/x.test.ts', 'native/lib/x.ts', 'cli/x.ts', 'cli/commands/x.ts', 'lab/x.ts', 'lab/x.test.ts', 'src/x.ts', 'src/check/x.ts', 'src/x.test.ts', 'log/x.ts', 'time/x.ts', 'time/x.test.ts',
+      'agent/drain/x.test.ts', 'native/lib/x.ts', 'cli/x.ts', 'cli/commands/x.ts', 'cli/stale/x.ts', 'cli/doctor/x.test.ts', 'lab/x.ts', 'lab/x.test.ts', 'src/x.ts', 'src/check/x.ts', 'src/x.test.ts', 'log/x.ts', 'time/x.ts', 'time/x.test.ts',
     ];
     const cwd = new URL('..', import.meta.url).pathname;
     const alone = importBlocks.map((block) => new ESLint({ cwd, overrideConfigFile: true, overrideConfig: [importRules[0] as Linter.Config, block], ignore: false }));
