@@ -101,7 +101,7 @@ describe('the import rules (eslint.config.js)', () => {
     ].join('\n');
     assert.deepEqual(await rejectedLines('kube/x.ts', `${source}\n`), [1, 2, 3, 4]);
     assert.deepEqual(await rejectedLines('agent/x.ts', "import { kubeRequest } from '../kube/request.js';\n"), []);
-    assert.deepEqual(await rejectedLines('agent/conntrack/janitor/x.ts', "import { systemClock } from '../../../time/clock.js';\n"), []);
+    assert.deepEqual(await rejectedLines('agent/stale/x.ts', "import { systemClock } from '../../time/clock.js';\n"), []);
     assert.deepEqual(await rejectedLines('cli/x.ts', "import { loadKubeConnection } from '../kube/load.js';\n"), []);
   });
 
@@ -136,6 +136,7 @@ describe('the import rules (eslint.config.js)', () => {
     ].join('\n');
     assert.deepEqual(await rejectedLines('agent/drain/x.ts', `${source}\n`), [1, 5]);
     assert.deepEqual(await rejectedLines('agent/ipvs/flowpin/x.ts', "import { IpvsHold } from '../ipvs-hold.js';\nimport { PodsRunnable } from '../../pods/pods-runnable.js';\n"), [2]);
+    assert.deepEqual(await rejectedLines('agent/conntrack/x.ts', "import { StaleJanitor } from '../stale/janitor.js';\nimport { StaleJanitor as J } from '../stale/index.js';\nimport type { ScanReport } from '../stale/janitor.js';\n"), [1], 'the janitor (agent/stale/) is a capability too');
     assert.deepEqual(await rejectedLines('agent/agent.ts', "import { PodsRunnable } from './pods/pods-runnable.js';\n"), [], 'agent.ts composes the capabilities');
     assert.deepEqual(await rejectedLines('agent/drain/x.test.ts', "import { PodCache } from '../pods/pod-cache.js';\n"), [], 'tests may reach any file');
   });
@@ -194,7 +195,7 @@ describe('the import rules (eslint.config.js)', () => {
   it('give each file one import-rule block: a second would silently replace the first one\'s list', async () => {
     const files = [
       'webhook/x.ts', 'webhook/http/x.test.ts', 'kube/x.ts', 'kube/x.test.ts', 'agent/x.ts', 'agent/agent.ts', 'agent/drain/x.ts', 'agent/ipvs/flowpin/x.ts',
-      'agent/drain/x.test.ts', 'native/lib/x.ts', 'cli/x.ts', 'cli/commands/x.ts', 'cli/stale/x.ts', 'cli/doctor/x.test.ts', 'lab/x.ts', 'lab/x.test.ts', 'src/x.ts', 'src/check/x.ts', 'src/x.test.ts', 'log/x.ts', 'time/x.ts', 'time/x.test.ts',
+      'agent/drain/x.test.ts', 'agent/stale/x.ts', 'native/lib/x.ts', 'cli/x.ts', 'cli/commands/x.ts', 'cli/stale/x.ts', 'cli/doctor/x.test.ts', 'lab/x.ts', 'lab/x.test.ts', 'src/x.ts', 'src/check/x.ts', 'src/x.test.ts', 'log/x.ts', 'time/x.ts', 'time/x.test.ts',
     ];
     const cwd = new URL('..', import.meta.url).pathname;
     const alone = importBlocks.map((block) => new ESLint({ cwd, overrideConfigFile: true, overrideConfig: [importRules[0] as Linter.Config, block], ignore: false }));

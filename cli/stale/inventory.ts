@@ -85,8 +85,8 @@ async function fromApi(connection: KubeConnection, nodeName: string | undefined)
   const [{ kubeRequest }, { listPages }, { makeLivePodHolders }, { ENDPOINT_SLICES_PATH, SLICE_PAGE_SIZE }] = await Promise.all([
     import('../../kube/request.js'),
     import('../../kube/list-pages.js'),
-    import('../../agent/conntrack/janitor/live-pods.js'),
-    import('../../agent/conntrack/janitor/slice-watch.js'),
+    import('../../agent/stale/live-pods.js'),
+    import('../../agent/stale/slice-watch.js'),
   ]);
   const slices: EndpointSliceLike[] = [];
   for await (const page of listPages(connection, ENDPOINT_SLICES_PATH, { pageSize: SLICE_PAGE_SIZE })) {

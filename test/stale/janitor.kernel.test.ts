@@ -16,7 +16,7 @@ import { loadKubeConnection } from '../../kube/load.js';
 import { Registry } from 'prom-client';
 import { openNetlink, type NativeNetlink } from 'netlink-native';
 import { systemClock } from '../../time/clock.js';
-import { startJanitor, type RunningJanitor, type StaleJanitor } from '../../agent/conntrack/janitor/index.js';
+import { startJanitor, type RunningJanitor, type StaleJanitor } from '../../agent/stale/index.js';
 import { createLogger } from '../../log/logger.js';
 import { AGENT_METRICS } from '../../src/metric-names.js';
 import { FakeApiServer, type JsonObject } from '../apiserver/server.js';

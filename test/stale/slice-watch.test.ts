@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../../time/clock.js';
-import { createSliceWatch, ENDPOINT_SLICES_PATH, SLICE_PAGE_SIZE, type SliceWatch } from '../../agent/conntrack/janitor/index.js';
+import { createSliceWatch, ENDPOINT_SLICES_PATH, SLICE_PAGE_SIZE, type SliceWatch } from '../../agent/stale/index.js';
 import { loadKubeConnection } from '../../kube/load.js';
 import { OwnershipIndex } from '../../src/stale/index.js';
 import { FakeApiServer, type JsonObject } from '../apiserver/server.js';
