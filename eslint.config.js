@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 /** Tests may reach anything; the rules below are for the code that ships. */
 const TEST_FILES = ['**/*.test.ts'];
 
-/** Production code (src/, kube/, agent/, webhook/, native/lib/, cli/) never imports the lab, tests or benchmarks. */
+/** Production code (src/, log/, time/, kube/, agent/, webhook/, native/lib/, cli/) never imports the lab, tests or benchmarks. */
 const SHIPS_NO_TEST_CODE = {
   regex: '^(\\.\\./)+(test|lab|bench)/',
   message: 'Production code never imports test/, lab/ or bench/ (they are not in the build or the images).',
@@ -17,7 +17,38 @@ const COMPONENTS_SIT_UNDER_CLI = {
 };
 
 /**
- * kube/ is the shared Kubernetes access (connection, requests, lists, list/watch, clock) that
+ * One direction between cli/ and lab/: the CLI loads the lab at run time (cli/commands/lab.ts,
+ * which states the shape it loads) and the lab, tests included, never imports cli/.
+ */
+const LAB_STAYS_OFF_CLI = {
+  regex: '^(\\.\\./)+cli/',
+  message: 'lab/ never imports cli/: the CLI loads the lab at run time (cli/commands/lab.ts); what both need lives outside cli/.',
+};
+
+/**
+ * cli/'s feature folders (docs/cli.md) hold the commands' bodies; cli/commands/<name>.ts wires
+ * them, so a feature never imports a command module (it may use another feature, and the
+ * plumbing at cli/'s root).
+ */
+const CLI_FEATURES = ['check', 'doctor', 'stale', 'manifest', 'webhook'];
+const CLI_FEATURE_FILES = CLI_FEATURES.map((feature) => `cli/${feature}/**/*.ts`);
+const FEATURES_SIT_UNDER_COMMANDS = {
+  regex: '^(\\.\\./)+commands/',
+  message: 'A cli/ feature folder is wired by its command (cli/commands/<name>.ts) and never imports one.',
+};
+
+/**
+ * log/ (the process logger) and time/ (the clock that long-running code is handed) sit under
+ * every room that runs: they import nothing of the app, so kube/, the agent, the webhook and
+ * the CLI all take them, and src/ stays free of the logger.
+ */
+const SITS_UNDER_EVERY_ROOM = {
+  regex: '^\\.\\./',
+  message: 'log/ and time/ import nothing of the app: kube/, agent/, webhook/ and cli/ sit on them.',
+};
+
+/**
+ * kube/ is the shared Kubernetes access (connection, requests, lists, list/watch) that
  * the agent, the janitor and the CLI's `stale`/`doctor` use: it sits under all of them.
  */
 const KUBE_SITS_UNDER_COMPONENTS = {
@@ -29,7 +60,7 @@ const KUBE_SITS_UNDER_COMPONENTS = {
  * The agent's capability folders (docs/design/agent.md) meet at their index.ts: a value from
  * another capability comes through `../<capability>/index.js`; types may come from any file.
  */
-const AGENT_CAPABILITIES = ['pods', 'drain', 'plan', 'ipvs', 'conntrack', 'runtime'];
+const AGENT_CAPABILITIES = ['pods', 'drain', 'plan', 'ipvs', 'conntrack', 'stale', 'runtime'];
 const AGENT_CAPABILITY_FILES = AGENT_CAPABILITIES.map((c) => `agent/${c}/**/*.ts`);
 const CAPABILITIES_MEET_AT_THEIR_INDEX = {
   regex: `^(\\.\\./)+(${AGENT_CAPABILITIES.join('|')})/(?!index\\.js$)`,
@@ -59,9 +90,9 @@ const WEBHOOK_STAYS_PLAIN = {
 
 /**
  * src/ is the pure shared core: no I/O (files, sockets, processes, threads, the host, the
- * logger), no component, no CLI; from node:crypto only X509Certificate (parsing a certificate
- * is computation; hashing, signing and random numbers are not src/'s); from netlink-native only
- * `import type` of its types, and the one constant of the kernel's ABI that classification
+ * logger: pino and log/), no component, no CLI; from node:crypto only X509Certificate (parsing
+ * a certificate is computation; hashing, signing and random numbers are not src/'s); from
+ * netlink-native only `import type` of its types, and the one constant of the kernel's ABI that classification
  * tests at run time (IPS_DST_NAT: defined once, in netlink-native/types, a module without I/O).
  */
 const CORE_IO_MODULES = ['fs', 'fs/*', 'net', 'http', 'https', 'child_process', 'os', 'tls', 'dgram', 'worker_threads'].flatMap((name) => [name, `node:${name}`]);
@@ -70,8 +101,8 @@ const CORE_NO_IO = {
   message: 'src/ is the pure shared core: no I/O, no native, no webhook, agent or CLI.',
 };
 const CORE_NO_LOGGER = {
-  group: ['pino', 'pino/*'],
-  message: 'src/ is the pure shared core: it takes a logger (or a callback) from its caller and never builds one.',
+  group: ['pino', 'pino/*', '**/log/**'],
+  message: 'src/ is the pure shared core: it takes a logger (or a callback) from its caller and never builds one (log/ does).',
 };
 const CORE_STAYS_PURE = [
   CORE_NO_IO,
@@ -92,9 +123,6 @@ const CORE_STAYS_PURE = [
     message: "src/ takes from netlink-native only its types (`import type { ... } from 'netlink-native/types'`) and IPS_DST_NAT.",
   },
 ];
-
-/** src/'s logger factory (see CORE_NO_LOGGER and the exception below). */
-const CORE_LOGGER_FACTORY = ['src/logging.ts'];
 
 /** One config block per file set, each with its whole list of import patterns. */
 function importRules(layers) {
@@ -142,12 +170,12 @@ export default tseslint.config(
     { files: ['agent/**/*.ts'], ignores: [...TEST_FILES, ...AGENT_CAPABILITY_FILES], patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI, AGENT_BESIDE_WEBHOOK] },
     { files: AGENT_CAPABILITY_FILES, ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI, AGENT_BESIDE_WEBHOOK, CAPABILITIES_MEET_AT_THEIR_INDEX] },
     { files: ['native/lib/**/*.ts'], ignores: TEST_FILES, patterns: [NATIVE_LIB_STANDS_ALONE] },
-    { files: ['cli/**/*.ts'], ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE] },
+    { files: ['cli/**/*.ts'], ignores: [...TEST_FILES, ...CLI_FEATURE_FILES], patterns: [SHIPS_NO_TEST_CODE] },
+    { files: CLI_FEATURE_FILES, ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE, FEATURES_SIT_UNDER_COMMANDS] },
+    { files: ['lab/**/*.ts'], patterns: [LAB_STAYS_OFF_CLI] },
     { files: ['src/**/*.test.ts'], patterns: CORE_STAYS_PURE },
-    { files: ['src/**/*.ts'], ignores: [...TEST_FILES, ...CORE_LOGGER_FACTORY], patterns: [...CORE_STAYS_PURE, SHIPS_NO_TEST_CODE] },
-    // The one exception to src/'s purity, until the logger factory moves out of src/ (issue 26):
-    // src/logging.ts builds the pino logger; it is held to every other rule of src/.
-    { files: CORE_LOGGER_FACTORY, patterns: [...CORE_STAYS_PURE.filter((pattern) => pattern !== CORE_NO_LOGGER), SHIPS_NO_TEST_CODE] },
+    { files: ['src/**/*.ts'], ignores: TEST_FILES, patterns: [...CORE_STAYS_PURE, SHIPS_NO_TEST_CODE] },
+    { files: ['log/**/*.ts', 'time/**/*.ts'], ignores: TEST_FILES, patterns: [SITS_UNDER_EVERY_ROOM] },
   ]),
   // The CommonJS launchers (bin/*.cjs): plain JavaScript outside the TypeScript project, so
   // the recommended rules without the type-checked ones; they are entry points (cli/'s rules).

@@ -1,7 +1,7 @@
 /** What the Agent is built from: its configuration and everything it touches (stand-ins in tests). */
 import type { Logger } from 'pino';
 import type { ConntrackApi, ConntrackEventsApi, IpvsApi } from 'netlink-native/types';
-import type { Clock } from '../kube/clock.js';
+import type { Clock } from '../time/clock.js';
 import type { KubeConnection } from '../kube/connection.js';
 import type { AgentConfig } from '../src/config/agent.js';
 import type { DatapathProbeOptions, FlowTimeouts } from './drain/index.js';

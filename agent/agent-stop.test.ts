@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
-import { systemClock, type Clock, type TimerHandle } from '../kube/clock.js';
+import { systemClock, type Clock, type TimerHandle } from '../time/clock.js';
 import { managedPod, markDeleting, setReady } from '../test/apiserver/pods.js';
 import { AgentRig, memoryNetlinkWithEvents, until } from '../test/agent/agent-rig.js';
 

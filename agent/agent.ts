@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { systemClock } from '../kube/clock.js';
+import { systemClock } from '../time/clock.js';
 import type { AgentDeps, AgentPorts } from './agent-deps.js';
 import { ConntrackRunnable, type RunningJanitor } from './conntrack/index.js';
 import { DrainRunnable } from './drain/index.js';

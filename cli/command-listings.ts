@@ -7,7 +7,7 @@
  */
 import type { CommandListing } from './lazy-command.js';
 
-/** The scenarios `conndrain lab` runs (lab/run.ts SCENARIOS; the compiled CLI cannot import the lab). */
+/** The scenarios `conndrain lab` runs (lab/run.ts SCENARIOS; the compiled CLI cannot import the lab, cli/commands/lab.test.ts compares them). */
 export const LAB_SCENARIOS = ['ghost', 'maglev-drift', 'dsr-node-loss'] as const;
 
 export const INJECT: CommandListing = {

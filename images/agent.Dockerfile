@@ -32,6 +32,8 @@ RUN npm ci --no-audit --no-fund \
  && test -f native/dist/index.js
 COPY tsconfig.build.json ./
 COPY src ./src
+COPY log ./log
+COPY time ./time
 COPY webhook ./webhook
 COPY kube ./kube
 COPY agent ./agent

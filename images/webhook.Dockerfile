@@ -21,6 +21,8 @@ COPY native/package.json native/tsconfig.json ./native/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY log ./log
+COPY time ./time
 COPY webhook ./webhook
 COPY kube ./kube
 COPY agent ./agent

@@ -37,7 +37,7 @@
  *   rest of an object is scanned, never built.
  */
 import type { FieldMask } from '../src/field-mask.js';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../time/clock.js';
 import type { KubeConnection } from './connection.js';
 import { JitteredBackoff } from './backoff.js';
 import { HttpListerWatcher } from './http-lister-watcher.js';

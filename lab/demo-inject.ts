@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { run } from './sys/exec.js';
 import { REPO_ROOT } from './sys/netns-process.js';
-import { isInjectCommandAvailable } from './scenarios/webhook-available.js';
 
 export const DEMO_MANIFEST = 'examples/deployment.yaml';
 
@@ -67,9 +66,6 @@ export function summarizeInjection(yamlText: string, originalYaml = ''): string[
 
 /** Runs `conndrain inject -f examples/deployment.yaml` (the webhook's own mutation, offline) and summarizes it. */
 export async function demoInjection(): Promise<string[]> {
-  if (!isInjectCommandAvailable()) {
-    return ['(the webhook\'s `conndrain inject` command is not in this checkout yet: injection demo skipped)'];
-  }
   const manifest = `${REPO_ROOT}${DEMO_MANIFEST}`;
   const output = await run(process.execPath, ['--import', 'tsx', `${REPO_ROOT}cli/main.ts`, 'inject', '-f', manifest]);
   const summary = summarizeInjection(output, await readFile(manifest, 'utf8'));

@@ -1,6 +1,5 @@
 import { ghostJson, ghostChart, renderGhostTable, type GhostResult } from './report/ghost-report.js';
 import { writeScenarioResults } from './report/write-results.js';
-import { isAgentCommandAvailable } from './scenarios/agent-available.js';
 import { runGhostOnce } from './scenarios/ghost.js';
 import { buildAgentBundle } from './sys/agent-bundle.js';
 import { DEFAULT_GHOST_TIMING } from './scenarios/ghost-plan.js';
@@ -34,17 +33,12 @@ export function isScenarioName(name: string): name is ScenarioName {
 
 async function runGhost(options: LabRunOptions): Promise<LabOutcome> {
   // the agent bundle (esbuild, its own process) builds while the first run measures
-  const bundling = isAgentCommandAvailable() ? buildAgentBundle() : undefined;
-  bundling?.catch(() => undefined);
+  const bundling = buildAgentBundle();
+  bundling.catch(() => undefined);
   options.log('ghost: run 1/2, without conndrain');
   const without = await runGhostOnce({ withConndrain: false, log: options.log });
-  let withConndrain: GhostResult['with'] = { skipped: '`conndrain agent` is not available in this checkout' };
-  if (isAgentCommandAvailable()) {
-    options.log('ghost: run 2/2, with conndrain');
-    withConndrain = await runGhostOnce({ withConndrain: true, log: options.log });
-  } else {
-    options.log('ghost: run 2/2 skipped: the agent command is not registered yet');
-  }
+  options.log('ghost: run 2/2, with conndrain');
+  const withConndrain: GhostResult['with'] = await runGhostOnce({ withConndrain: true, log: options.log });
   const result: GhostResult = { without, with: withConndrain, drainSeconds: DEFAULT_GHOST_TIMING.drainMs / 1000 };
   const table = renderGhostTable(result);
   const notes = [

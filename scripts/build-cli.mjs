@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds the compiled CLI after `npm ci` (the root postinstall) and in the images
 // (`npm run build`), so bin/conndrain.mjs runs JavaScript, not TypeScript through tsx:
-//   1. type-checks what ships (tsconfig.build.json: src, kube, webhook, agent, cli) with tsc;
+//   1. type-checks what ships (tsconfig.build.json: src, log, time, kube, webhook, agent, cli) with tsc;
 //   2. bundles cli/main.ts and cli/kubectl-main.ts with esbuild into dist/cli/: ESM with code
 //      splitting, so `conndrain --help` reads dist/cli/main.js and one shared chunk, and each
 //      command's module and implementation is a chunk of its own, loaded when it runs

@@ -1,11 +1,13 @@
 /**
  * The import rules of eslint.config.js, run on small sources placed in each layer: production
- * code never imports test/, lab/ or bench/; components never import cli/ (no exception); kube/
- * imports no component and no native code; the agent does not import the webhook; native/lib
- * imports nothing outside native/; src/ takes nothing from the components, does no I/O, builds
- * no logger (src/logging.ts excepted) and takes only types from `netlink-native/types`; tests
- * may import anything. And each file is matched by one import-rule block only (a later block
- * would silently replace an earlier one's list).
+ * code never imports test/, lab/ or bench/; components never import cli/ (no exception); a cli/
+ * feature folder never imports a command module; kube/ imports no component and no native
+ * code; the agent does not import the webhook; native/lib imports nothing outside native/;
+ * log/ and time/ import nothing of the app; src/ takes nothing from the components, does no
+ * I/O, builds no logger (neither pino nor log/) and takes only types from
+ * `netlink-native/types`; the lab never imports cli/ (its tests neither); other tests may
+ * import anything. And each file is matched by one import-rule block only (a later block would
+ * silently replace an earlier one's list).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -38,7 +40,7 @@ async function rejectedLines(file: string, source: string): Promise<number[]> {
 describe('the import rules (eslint.config.js)', () => {
   it('keep test/, lab/ and bench/ out of every production layer', async () => {
     const source = "import { a } from '../test/apiserver/pods.js';\nimport { b } from '../lab/entry.js';\nimport { c } from '../bench/run.js';\nimport { d } from './ok.js';\n";
-    for (const file of ['cli/x.ts', 'kube/x.ts', 'agent/x.ts', 'webhook/x.ts', 'native/lib/x.ts', 'src/x.ts']) {
+    for (const file of ['cli/x.ts', 'kube/x.ts', 'agent/x.ts', 'webhook/x.ts', 'native/lib/x.ts', 'src/x.ts', 'log/x.ts', 'time/x.ts']) {
       const nested = file.split('/').length - 2;
       assert.deepEqual(await rejectedLines(file, source.replaceAll("'../", `'${'../'.repeat(nested + 1)}`)), [1, 2, 3], file);
     }
@@ -59,6 +61,34 @@ describe('the import rules (eslint.config.js)', () => {
     assert.deepEqual(await rejectedLines('cli/commands/agent.ts', "import { CliExit } from '../exit.js';\nimport { runAgent } from '../../agent/run-agent.js';\n"), [], 'commands live in cli/commands/ and wire the components');
   });
 
+  it('keep one direction between cli/ and lab/: the CLI loads the lab, the lab never imports cli/', async () => {
+    const source = [
+      "import { buildProgram } from '../cli/program.js';",
+      "import type { LabEntry } from '../cli/commands/lab.js';",
+      "import { runDemo } from './demo.js';",
+      "import { managedPod } from '../test/apiserver/pods.js';",
+    ].join('\n');
+    assert.deepEqual(await rejectedLines('lab/x.ts', `${source}\n`), [1, 2]);
+    assert.deepEqual(await rejectedLines('lab/scenarios/x.ts', `${source.replaceAll("'../", "'../../")}\n`), [1, 2]);
+    assert.deepEqual(await rejectedLines('lab/x.test.ts', `${source}\n`), [1, 2], 'the lab\'s tests too');
+    assert.deepEqual(await rejectedLines('cli/commands/lab.test.ts', "import { lab } from '../../lab/entry.js';\n"), [], 'the CLI\'s test of the seam reaches the lab');
+  });
+
+  it('keep cli/\'s feature folders under the commands that wire them', async () => {
+    const source = [
+      "import { defineStaleCommand } from '../commands/stale.js';",
+      "import { loadInventory } from '../stale/inventory.js';",
+      "import { CliExit } from '../exit.js';",
+      "import { kubeRequest } from '../../kube/request.js';",
+      "import { a } from '../../test/x.js';",
+    ].join('\n');
+    for (const file of ['cli/doctor/x.ts', 'cli/stale/x.ts', 'cli/check/x.ts', 'cli/manifest/x.ts', 'cli/webhook/x.ts']) {
+      assert.deepEqual(await rejectedLines(file, `${source}\n`), [1, 5], file);
+    }
+    assert.deepEqual(await rejectedLines('cli/commands/doctor.ts', "import type { DoctorFlags } from '../doctor/run.js';\n"), [], 'a command wires its feature');
+    assert.deepEqual(await rejectedLines('cli/doctor/x.test.ts', "import { defineDoctorCommand } from '../commands/doctor.js';\n"), [], 'tests may reach anything');
+  });
+
   it('keep kube/ under the components: the agent and the CLI import it, it imports neither', async () => {
     const source = [
       "import { Agent } from '../agent/agent.js';",
@@ -71,7 +101,7 @@ describe('the import rules (eslint.config.js)', () => {
     ].join('\n');
     assert.deepEqual(await rejectedLines('kube/x.ts', `${source}\n`), [1, 2, 3, 4]);
     assert.deepEqual(await rejectedLines('agent/x.ts', "import { kubeRequest } from '../kube/request.js';\n"), []);
-    assert.deepEqual(await rejectedLines('agent/conntrack/janitor/x.ts', "import { systemClock } from '../../kube/clock.js';\n"), []);
+    assert.deepEqual(await rejectedLines('agent/stale/x.ts', "import { systemClock } from '../../time/clock.js';\n"), []);
     assert.deepEqual(await rejectedLines('cli/x.ts', "import { loadKubeConnection } from '../kube/load.js';\n"), []);
   });
 
@@ -106,6 +136,7 @@ describe('the import rules (eslint.config.js)', () => {
     ].join('\n');
     assert.deepEqual(await rejectedLines('agent/drain/x.ts', `${source}\n`), [1, 5]);
     assert.deepEqual(await rejectedLines('agent/ipvs/flowpin/x.ts', "import { IpvsHold } from '../ipvs-hold.js';\nimport { PodsRunnable } from '../../pods/pods-runnable.js';\n"), [2]);
+    assert.deepEqual(await rejectedLines('agent/conntrack/x.ts', "import { StaleJanitor } from '../stale/janitor.js';\nimport { StaleJanitor as J } from '../stale/index.js';\nimport type { ScanReport } from '../stale/janitor.js';\n"), [1], 'the janitor (agent/stale/) is a capability too');
     assert.deepEqual(await rejectedLines('agent/agent.ts', "import { PodsRunnable } from './pods/pods-runnable.js';\n"), [], 'agent.ts composes the capabilities');
     assert.deepEqual(await rejectedLines('agent/drain/x.test.ts', "import { PodCache } from '../pods/pod-cache.js';\n"), [], 'tests may reach any file');
   });
@@ -139,13 +170,32 @@ describe('the import rules (eslint.config.js)', () => {
     assert.deepEqual(await rejectedLines('src/x.ts', `${source.join('\n')}\n`), rejected);
     assert.deepEqual(await rejectedLines('src/check/x.ts', "import { pino } from 'pino';\nimport { hostname } from 'node:os';\n"), [1, 2]);
     assert.deepEqual(await rejectedLines('src/x.test.ts', "import { hostname } from 'node:os';\nimport { pino } from 'pino';\n"), [1, 2], 'src/ tests keep the purity rules');
-    assert.deepEqual(await rejectedLines('src/logging.ts', "import { pino } from 'pino';\nimport { readFileSync } from 'node:fs';\nimport { a } from '../test/x.js';\n"), [2, 3], 'the logger factory: pino only, until it moves out of src/');
+    assert.deepEqual(await rejectedLines('src/x.ts', "import { createLogger } from '../log/logger.js';\nimport type { Logger } from '../log/logger.js';\n"), [1, 2], 'nor the logger factory in log/');
+    assert.deepEqual(await rejectedLines('src/logging.ts', "import { pino } from 'pino';\n"), [1], 'no file of src/ is excepted');
+  });
+
+  it('keep log/ and time/ under every room: they import nothing of the app', async () => {
+    const source = [
+      "import { pino } from 'pino';",
+      "import { setTimeout } from 'node:timers';",
+      "import { DRAIN_API_PREFIX } from '../src/contract.js';",
+      "import { kubeRequest } from '../kube/request.js';",
+      "import { CliExit } from '../cli/exit.js';",
+      "import { systemClock } from '../time/clock.js';",
+      "import { a } from '../test/x.js';",
+      "import { b } from './batch.js';",
+    ].join('\n');
+    assert.deepEqual(await rejectedLines('log/x.ts', `${source}\n`), [3, 4, 5, 6, 7]);
+    assert.deepEqual(await rejectedLines('time/x.ts', `${source}\n`), [3, 4, 5, 6, 7]);
+    for (const file of ['kube/x.ts', 'agent/x.ts', 'webhook/x.ts', 'cli/x.ts']) {
+      assert.deepEqual(await rejectedLines(file, "import { createLogger } from '../log/logger.js';\nimport { systemClock } from '../time/clock.js';\n"), [], file);
+    }
   });
 
   it('give each file one import-rule block: a second would silently replace the first one\'s list', async () => {
     const files = [
       'webhook/x.ts', 'webhook/http/x.test.ts', 'kube/x.ts', 'kube/x.test.ts', 'agent/x.ts', 'agent/agent.ts', 'agent/drain/x.ts', 'agent/ipvs/flowpin/x.ts',
-      'agent/drain/x.test.ts', 'native/lib/x.ts', 'cli/x.ts', 'cli/commands/x.ts', 'src/x.ts', 'src/check/x.ts', 'src/x.test.ts', 'src/logging.ts',
+      'agent/drain/x.test.ts', 'agent/stale/x.ts', 'native/lib/x.ts', 'cli/x.ts', 'cli/commands/x.ts', 'cli/stale/x.ts', 'cli/doctor/x.test.ts', 'lab/x.ts', 'lab/x.test.ts', 'src/x.ts', 'src/check/x.ts', 'src/x.test.ts', 'log/x.ts', 'time/x.ts', 'time/x.test.ts',
     ];
     const cwd = new URL('..', import.meta.url).pathname;
     const alone = importBlocks.map((block) => new ESLint({ cwd, overrideConfigFile: true, overrideConfig: [importRules[0] as Linter.Config, block], ignore: false }));
@@ -155,8 +205,8 @@ describe('the import rules (eslint.config.js)', () => {
         const computed = (await linter.calculateConfigForFile(file)) as Linter.Config | undefined;
         if (computed?.rules?.[RULE] !== undefined) matching.push(index);
       }
-      // A production file has its layer's one block; a test outside src/ and webhook/ has none (tests may import anything).
-      const expected = file.endsWith('.test.ts') && !file.startsWith('src/') && !file.startsWith('webhook/') ? 0 : 1;
+      // A production file has its layer's one block; a test outside src/, webhook/ and lab/ has none (tests may import anything).
+      const expected = file.endsWith('.test.ts') && !/^(src|webhook|lab)\//.test(file) ? 0 : 1;
       assert.equal(matching.length, expected, `${file}: matched by import-rule blocks [${matching.join(', ')}]`);
     }
   });

@@ -41,7 +41,7 @@ for (let i = 0; i < args.length; i++) {
   if (args[i] === '--suite') suites.add(args[++i]);
   else filters.push(args[i]);
 }
-const files = ['src', 'kube', 'webhook', 'agent', 'native', 'cli', 'test', 'lab', 'bench', 'manifests']
+const files = ['src', 'log', 'time', 'kube', 'webhook', 'agent', 'native', 'cli', 'test', 'lab', 'bench', 'manifests']
   .flatMap((dir) => { try { return walk(join(root, dir), []); } catch { return []; } })
   .filter((f) => suites.size === 0 || suites.has(suiteOf(f)))
   .filter((f) => filters.length === 0 || filters.some((p) => f.includes(p)))

@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { WebhookConfig } from '../src/config/webhook.js';
 import type { RandomSource } from '../src/inject/index.js';
-import type { Logger } from '../src/logging.js';
+import type { Logger } from '../log/logger.js';
 import { DrainHookInjection } from './admission/drain-hook.js';
 import { AdmissionSummary } from './http/admission-summary.js';
 import { BodyBudget } from './http/body-budget.js';

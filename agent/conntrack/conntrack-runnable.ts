@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { ConntrackApi, ConntrackEventsApi } from 'netlink-native/types';
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { KubeConnection } from '../../kube/connection.js';
 import type { AgentConfig } from '../../src/config/agent.js';
 import type { PodRecord } from '../../src/drain-plan.js';
@@ -17,7 +17,7 @@ import type { AgentMetrics } from '../runtime/metrics.js';
 import { Topic } from '../topic.js';
 import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
 import { IndexedConntrack } from './indexed-conntrack.js';
-import type { RunningJanitor, ScanReport, StaleJanitor } from './janitor/index.js';
+import type { RunningJanitor, ScanReport, StaleJanitor } from '../stale/index.js';
 import type { Ownership } from '../../src/stale/index.js';
 import type { RawSlice } from '../../src/endpoints/slice-view.js';
 import { TargetFlush, type TargetFlushRequest } from './target-flush.js';
@@ -155,7 +155,7 @@ export class ConntrackRunnable implements Runnable {
     const { config, kube, netlink, metrics, clock, logger } = this.options;
     await this.openEventIndex();
     if (config.janitor || config.restartSweep) {
-      const { StaleJanitor, JanitorMetrics, makeLivePodHolders } = await import('./janitor/index.js');
+      const { StaleJanitor, JanitorMetrics, makeLivePodHolders } = await import('../stale/index.js');
       const fromApi = makeLivePodHolders(kube, 8, { fromCache: true });
       const log = logger.child({ part: config.janitor ? 'janitor' : 'restart-sweep' });
       const janitor = new StaleJanitor({

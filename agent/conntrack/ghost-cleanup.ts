@@ -10,7 +10,7 @@
  */
 import type { Logger } from 'pino';
 import type { ConntrackApi, ConntrackProtocol, DeleteConntrackResult } from 'netlink-native/types';
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 
 /** Every protocol a pod's traffic can be tracked under; `ipv6` is IPv6-in-IP encapsulation. */
 export const FLUSH_PROTOCOLS: ConntrackProtocol[] = ['tcp', 'udp', 'sctp', 'ipip', 'ipv6'];

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { MemoryConntrack } from 'netlink-native/memory';
-import { systemClock } from '../../kube/clock.js';
+import { systemClock } from '../../time/clock.js';
 import { TargetFlush, type TargetFlushRequest } from './target-flush.js';
 
 const NODE_IP = '192.168.1.7';

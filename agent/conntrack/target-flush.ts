@@ -13,7 +13,7 @@
  */
 import type { Logger } from 'pino';
 import { IPS_DST_NAT, type ConntrackApi, type ConntrackEntry, type ConntrackProtocol } from 'netlink-native/types';
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { EndpointTarget } from '../../src/endpoints/endpoint-index.js';
 
 export interface TargetFlushRequest {

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { ConntrackApi } from 'netlink-native/types';
-import type { Clock } from '../../kube/clock.js';
+import type { Clock } from '../../time/clock.js';
 import type { AgentConfig } from '../../src/config/agent.js';
 import type { FlowVisibility } from '../../src/flow-visibility.js';
 import type { PlannedTransition } from '../plan/drain-planner.js';

@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import { DEFAULT_ANNOTATION_LIMITS, type DrainSettings } from '../../src/annotations.js';
 import { DEFAULT_MIN_DRAIN_SECONDS } from '../../src/contract.js';
 import type { ConntrackApi } from 'netlink-native/types';
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 import { countOpenFlows, type FlowTimeouts } from './flows.js';
 import type { FlowVisibility } from '../../src/flow-visibility.js';
 import type { CachedPod } from '../pods/pod-cache.js';

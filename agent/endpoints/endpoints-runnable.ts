@@ -15,7 +15,7 @@ import { ENDPOINT_SLICE_SELECTOR, NAMESPACE_INJECT_SELECTOR } from '../../src/co
 import { EndpointIndex, type MergedEndpoint } from '../../src/endpoints/endpoint-index.js';
 import { SLICE_FIELDS, viewSlice, type RawSlice } from '../../src/endpoints/slice-view.js';
 import type { PodRecord } from '../../src/drain-plan.js';
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { KubeConnection } from '../../kube/connection.js';
 import { RestartingListWatch } from '../../kube/list-watch.js';
 import { KubeRequestError, kubeRequest } from '../../kube/request.js';

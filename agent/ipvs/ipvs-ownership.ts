@@ -7,7 +7,7 @@
  * instance that first held it saw.
  */
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 
 /** How long a newer instance waits for an older one's holds after asking (an older one that never answers). */
 export const HOLDS_WAIT_MS = 5000;

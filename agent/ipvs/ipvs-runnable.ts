@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { NetlinkError, type IpvsApi } from 'netlink-native/types';
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { AgentConfig } from '../../src/config/agent.js';
 import type { Runnable } from '../runnable.js';
 import type { AgentMetrics } from '../runtime/metrics.js';

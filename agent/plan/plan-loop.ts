@@ -6,7 +6,7 @@
  * number of pods in the cluster.
  */
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { DrainingPod } from '../ipvs/ipvs-hold.js';
 import type { PodChange } from '../pods/pods-runnable.js';
 import type { PodCache } from '../pods/pod-cache.js';

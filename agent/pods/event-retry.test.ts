@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 import { EventRetryQueue, isRetryable, type EventWrite } from './event-retry.js';
 
 /** A clock whose timers run when the test says. */

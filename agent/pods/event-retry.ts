@@ -5,7 +5,7 @@
  * The queue is bounded: past `capacity` waiting events the oldest is dropped and counted, so an
  * API that never comes back costs a fixed amount of memory. Retries run one at a time.
  */
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 import { JitteredBackoff } from '../../kube/backoff.js';
 
 export interface EventWrite {

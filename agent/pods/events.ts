@@ -11,7 +11,7 @@ import { EVENT_CONNTRACK_FLUSHED, EVENT_DRAIN_FINISHED, EVENT_DRAIN_INTERRUPTED,
 import type { KubeConnection } from '../../kube/connection.js';
 import type { PodRecord } from '../../src/drain-plan.js';
 import { kubeRequest } from '../../kube/request.js';
-import type { Clock } from '../../kube/clock.js';
+import type { Clock } from '../../time/clock.js';
 import { EventRetryQueue, type EventWrite } from './event-retry.js';
 
 export interface EventPod {

@@ -4,7 +4,7 @@
  * `changes`, and the drain API waits on `synced` (the first complete list).
  */
 import type { Logger } from 'pino';
-import type { Clock } from '../../kube/clock.js';
+import type { Clock } from '../../time/clock.js';
 import type { KubeConnection } from '../../kube/connection.js';
 import type { WatchListMode } from '../../kube/watch-list.js';
 import type { PodView } from '../../src/pod/view.js';

@@ -3,7 +3,7 @@
  * API holds a call for an id it does not know yet on this gate (bounded by --unknown-id-wait),
  * so a preStop call that reaches a starting agent is answered as usual instead of 404.
  */
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 
 interface Waiter {
   resolve(opened: boolean): void;

@@ -5,7 +5,7 @@ import { managedPod, setReady } from '../../test/apiserver/pods.js';
 import { AgentRig, until } from '../../test/agent/agent-rig.js';
 import { PodCache } from './pod-cache.js';
 import { PodWatch } from './watch.js';
-import { systemClock } from '../../kube/clock.js';
+import { systemClock } from '../../time/clock.js';
 import { loadKubeConnection } from '../../kube/load.js';
 import type { WatchListMode } from '../../kube/watch-list.js';
 

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { MANAGED_SELECTOR } from '../../src/contract.js';
 import type { PodLike } from '../../src/pod/pod-like.js';
 import { POD_FIELDS, prunePod } from '../../src/pod/prune.js';
-import type { Clock } from '../../kube/clock.js';
+import type { Clock } from '../../time/clock.js';
 import type { KubeConnection } from '../../kube/connection.js';
 import { RestartingListWatch } from '../../kube/list-watch.js';
 import type { WatchListMode } from '../../kube/watch-list.js';

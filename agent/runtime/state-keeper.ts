@@ -5,7 +5,7 @@
  * one superseded by a newer instance on the node leaves the file to that instance.
  */
 import type { Logger } from 'pino';
-import type { Clock } from '../../kube/clock.js';
+import type { Clock } from '../../time/clock.js';
 import type { PodRecord } from '../../src/drain-plan.js';
 import type { HeldServer } from '../ipvs/ipvs-hold.js';
 import type { Runnable } from '../runnable.js';

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { pino } from 'pino';
 import { PodCache } from '../../agent/pods/pod-cache.js';
 import { PodWatch } from '../../agent/pods/watch.js';
-import { systemClock } from '../../kube/clock.js';
+import { systemClock } from '../../time/clock.js';
 import { loadKubeConnection } from '../../kube/load.js';
 import type { WatchListMode } from '../../kube/watch-list.js';
 

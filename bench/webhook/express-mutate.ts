@@ -9,7 +9,7 @@
 import { createServer, type Server } from 'node:https';
 import express, { type Request, type Response } from 'express';
 import type { InjectConfig } from '../../src/config/webhook.js';
-import type { Logger } from '../../src/logging.js';
+import type { Logger } from '../../log/logger.js';
 import { DrainHookInjection } from '../../webhook/admission/drain-hook.js';
 import { AdmissionSummary } from '../../webhook/http/admission-summary.js';
 import { BodyBudget } from '../../webhook/http/body-budget.js';

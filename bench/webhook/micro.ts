@@ -9,7 +9,7 @@
 import { Writable } from 'node:stream';
 import { DEFAULT_INJECT_CONFIG } from '../../src/config/webhook.js';
 import { injectPod } from '../../src/inject/index.js';
-import { createLogger } from '../../src/logging.js';
+import { createLogger } from '../../log/logger.js';
 import { DrainHookInjection } from '../../webhook/admission/drain-hook.js';
 import { diffPatch, encodePatch } from '../../webhook/admission/patch.js';
 import { admitReview } from '../../webhook/http/admit.js';

@@ -13,7 +13,7 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { DEFAULT_INJECT_CONFIG } from '../../src/config/webhook.js';
-import { batchedDestination, createLogger } from '../../src/logging.js';
+import { batchedDestination, createLogger } from '../../log/logger.js';
 import { startWebhookServer } from '../../webhook/server.js';
 import { startExpressMutateServer } from './express-mutate.js';
 

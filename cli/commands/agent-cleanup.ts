@@ -6,7 +6,7 @@
 import { cleanupFlowpin } from '../../agent/ipvs/flowpin/cleanup.js';
 import { createNft } from '../../agent/ipvs/flowpin/nft.js';
 import { formatMark, type FwmarkRange } from '../../src/flowpin/fwmark-range.js';
-import { createLogger } from '../../src/logging.js';
+import { createLogger } from '../../log/logger.js';
 import { CliExit } from '../exit.js';
 
 export async function runFlowpinCleanup(config: { fwmarkRange: FwmarkRange; logLevel: string }): Promise<never> {

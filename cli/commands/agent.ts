@@ -30,7 +30,7 @@ export function defineAgentCommand(command: Command): void {
 const START_EXIT: Record<AgentStartReason, number> = { kubeconfig: 2, netlink: 1, 'port-in-use': 1, permission: 1, start: 1 };
 
 async function startAgent(config: AgentConfig): Promise<never> {
-  const { createLogger } = await import('../../src/logging.js');
+  const { createLogger } = await import('../../log/logger.js');
   const logger = createLogger({ level: config.logLevel, component: 'agent' });
   const { runAgent, AgentStartError } = await import('../../agent/run-agent.js');
   // Listening before the agent starts: a signal during start-up hands over as soon as it is up.

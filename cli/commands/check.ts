@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { AGENT_NAMESPACE, SYSTEM_NAMESPACE } from '../../src/contract.js';
-import type { CheckFlags } from '../check-run.js';
+import type { CheckFlags } from '../check/run.js';
 
 const CHECKS = `
 Checks, one line each (ok, FAIL with its fix, info):
@@ -27,7 +27,7 @@ export function defineCheckCommand(check: Command): void {
     .addOption(new Option('--json', 'machine-readable output'))
     .addHelpText('after', CHECKS)
     .action(async (flags: CheckFlags) => {
-      const { runCheck } = await import('../check-run.js');
+      const { runCheck } = await import('../check/run.js');
       await runCheck(flags);
     });
 }

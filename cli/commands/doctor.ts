@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { DoctorFlags } from '../doctor-run.js';
+import type { DoctorFlags } from '../doctor/run.js';
 
 /** The agent's probes port (plain HTTP on loopback); its /metrics needs a reviewed token (--metrics-secure). */
 const DEFAULT_AGENT_URL = 'http://127.0.0.1:9903';
@@ -33,7 +33,7 @@ export function defineDoctorCommand(doctor: Command): void {
     .addOption(new Option('--endpoints <file>', 'EndpointSlices (and Pods) file, to count stale entries (see `conntrack stale`)'))
     .addHelpText('after', HELP)
     .action(async (flags: DoctorFlags) => {
-      const { runDoctor } = await import('../doctor-run.js');
+      const { runDoctor } = await import('../doctor/run.js');
       await runDoctor(flags);
     });
 }

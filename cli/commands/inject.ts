@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { CliExit } from '../exit.js';
 import { addConfigOptions } from '../options.js';
 import { pathOf, USAGE_EXIT } from '../usage-error.js';
-import { INJECT_OPTIONS, loadWebhookCliConfig } from '../webhook-input.js';
+import { INJECT_OPTIONS, loadWebhookCliConfig } from '../webhook/input.js';
 
 /** `-f a -f b`: every value kept, in order (commander keeps only the last by default). */
 function collect(value: string, previous: string[]): string[] {
@@ -21,7 +21,7 @@ function joinOutputs(outputs: readonly string[]): string {
   return joined;
 }
 
-/** `conndrain inject`: manifests rewritten the way the webhook would mutate them (cli/inject-manifests.ts). */
+/** `conndrain inject`: manifests rewritten the way the webhook would mutate them (cli/manifest/inject-manifests.ts). */
 export function defineInjectCommand(inject: Command): void {
   inject.addOption(
     new Option('-f, --filename <file>', 'manifest file, directory (its .yaml, .yml and .json files) or - for stdin; repeat for more, read in order')
@@ -43,9 +43,9 @@ object (one line, FILE:LINE:COL: what; nothing is written).`);
   inject.action(async (flags: Record<string, unknown>, command: Command) => {
     const config = loadWebhookCliConfig(flags);
     const [{ readManifestInputs }, { checkManifest }, { injectManifests, ManifestError }] = await Promise.all([
-      import('../manifest-input.js'),
-      import('../manifest-check.js'),
-      import('../inject-manifests.js'),
+      import('../manifest/input.js'),
+      import('../manifest/check.js'),
+      import('../manifest/inject-manifests.js'),
     ]);
     const who = pathOf(command);
     const filenames = Array.isArray(flags['filename']) ? (flags['filename'] as string[]) : [];

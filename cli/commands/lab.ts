@@ -10,7 +10,10 @@ export interface LabScenarioOutcome {
   written: string[];
 }
 
-/** What the lab (lab/entry.ts, which declares it implements this) gives the CLI. */
+/**
+ * What the lab (lab/entry.ts) gives the CLI. The lab never imports the CLI: it is checked
+ * against this shape by cli/commands/lab.test.ts, on the CLI's side of the one direction.
+ */
 export interface LabEntry {
   scenarios: readonly string[];
   defaultResultsDir: string;

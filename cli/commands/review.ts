@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { CliExit } from '../exit.js';
 import { addConfigOptions } from '../options.js';
 import { pathOf, USAGE_EXIT } from '../usage-error.js';
-import { INJECT_OPTIONS, loadWebhookCliConfig } from '../webhook-input.js';
+import { INJECT_OPTIONS, loadWebhookCliConfig } from '../webhook/input.js';
 
 /** `conndrain review`: the AdmissionReview response the webhook would send (webhook/http/admit.ts, webhook/http/review.ts). */
 export function defineReviewCommand(review: Command): void {
@@ -21,7 +21,7 @@ with a 4xx Status).`);
     const config = loadWebhookCliConfig(flags);
     const who = pathOf(command);
     const [{ decodeManifest, readStdin, STDIN_NAME }, { admitReview }, { encodeReview }, { DrainHookInjection }] = await Promise.all([
-      import('../manifest-input.js'),
+      import('../manifest/input.js'),
       import('../../webhook/http/admit.js'),
       import('../../webhook/http/review.js'),
       import('../../webhook/admission/drain-hook.js'),

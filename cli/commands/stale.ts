@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { addKubeFlags } from '../kube-flags.js';
-import type { StaleFlags } from '../stale-run.js';
+import type { StaleFlags } from '../stale/run.js';
 
 const JSON_SHAPE = `
 --json prints one object:
@@ -34,7 +34,7 @@ export function defineStaleCommand(stale: Command): void {
     .addOption(new Option('--json', 'machine-readable output'))
     .addHelpText('after', JSON_SHAPE)
     .action(async (flags: StaleFlags, command: Command) => {
-      const [{ runStale }, { pathOf }] = await Promise.all([import('../stale-run.js'), import('../usage-error.js')]);
+      const [{ runStale }, { pathOf }] = await Promise.all([import('../stale/run.js'), import('../usage-error.js')]);
       await runStale(flags, pathOf(command));
     });
 }

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { WEBHOOK_OPTIONS, type TlsModeConfig, type WebhookConfig } from '../../src/config/webhook.js';
-import type { Logger } from '../../src/logging.js';
+import type { Logger } from '../../log/logger.js';
 import type { MetricsAccess } from '../../kube/metrics-auth/metrics-access.js';
 import { CliExit } from '../exit.js';
 import { addConfigOptions } from '../options.js';
-import { loadWebhookCliConfig } from '../webhook-input.js';
+import { loadWebhookCliConfig } from '../webhook/input.js';
 
 function waitForSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -67,7 +67,7 @@ Example:
 Every flag can also come from its environment variable (shown above); flags win.`);
   webhook.action(async (flags: Record<string, unknown>) => {
     const config = loadWebhookCliConfig(flags);
-    const { batchedDestination, createLogger } = await import('../../src/logging.js');
+    const { batchedDestination, createLogger } = await import('../../log/logger.js');
     const logger = createLogger({ level: config.logLevel, component: 'webhook', destination: batchedDestination() });
     if (config.tls?.mode === 'self-signed') await prepareSelfSigned(config, config.tls, logger);
     // Loaded here, not at import: every other conndrain command starts without Express.

@@ -17,7 +17,7 @@ import { REPO_ROOT } from './netns-process.js';
 export const AGENT_BUNDLE = join(REPO_ROOT, '.vm-cache', 'lab', 'conndrain.mjs');
 
 /** What the bundle is built from (newer files here make it stale). */
-const SOURCES = ['cli', 'agent', 'kube', 'src', 'webhook', 'native/lib', 'native/build/Release', 'package-lock.json'];
+const SOURCES = ['cli', 'agent', 'kube', 'log', 'time', 'src', 'webhook', 'native/lib', 'native/build/Release', 'package-lock.json'];
 
 /** esbuild's ESM output has no `require` for the CommonJS packages it bundles: give it node's. */
 const REQUIRE_BANNER = "import { createRequire as __conndrainLabRequire } from 'node:module'; const require = __conndrainLabRequire(import.meta.url);";

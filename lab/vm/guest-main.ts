@@ -1,13 +1,12 @@
 /**
  * Runs VM scenarios inside the QEMU guest (real IPVS): `guest-main.ts <scenario>...`.
- * Each scenario runs without conndrain, then with it (when the agent command exists); every
+ * Each scenario runs without conndrain, then with it (see CONNDRAIN_LAB_VM_WITH below); every
  * result is appended as one JSON line to $CONNDRAIN_VM_JOB/results.jsonl, which the host reads.
  */
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { useScriptBundles } from '../sys/netns-process.js';
 import { useAgentBundle } from '../sys/agent-bundle.js';
-import { isAgentCommandAvailable } from '../scenarios/agent-available.js';
 import { runMaglevDriftOnce } from '../scenarios/maglev-drift.js';
 import { runDsrNodeLossOnce } from '../scenarios/dsr-node-loss.js';
 
@@ -28,7 +27,7 @@ function record(line: Record<string, unknown>): void {
 const withSetting = process.env.CONNDRAIN_LAB_VM_WITH ?? '1';
 const withRequested = withSetting !== '0';
 useAgentBundle(process.env.CONNDRAIN_LAB_AGENT_BUNDLE);
-const modes = !isAgentCommandAvailable() || !withRequested ? [false] : withSetting === 'only' ? [true] : [false, true];
+const modes = !withRequested ? [false] : withSetting === 'only' ? [true] : [false, true];
 for (const scenario of process.argv.slice(2)) {
   for (const withConndrain of modes) {
     const mode = withConndrain ? 'with' : 'without';

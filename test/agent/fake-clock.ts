@@ -3,7 +3,7 @@
  * with pending promise callbacks settled between them (so async work triggered by a timer
  * completes before the next one fires).
  */
-import type { Clock, TimerHandle } from '../../kube/clock.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 
 interface Timer {
   id: number;

@@ -16,7 +16,7 @@ import { service } from './cluster-objects.js';
 import { matchesLabelSelector } from './selectors.js';
 import { RestartingListWatch } from '../../kube/list-watch.js';
 import { loadKubeConnection } from '../../kube/load.js';
-import { systemClock } from '../../kube/clock.js';
+import { systemClock } from '../../time/clock.js';
 
 const KUBE_PROXY_SELECTOR = '!service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name';
 

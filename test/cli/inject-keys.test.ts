@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_INJECT_CONFIG } from '../../src/config/webhook.js';
 import { seededRandom } from '../../src/inject/index.js';
-import { injectManifests } from '../../cli/inject-manifests.js';
+import { injectManifests } from '../../cli/manifest/inject-manifests.js';
 
 const MANIFESTS = `apiVersion: apps/v1
 kind: Deployment

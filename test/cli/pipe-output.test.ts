@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_INJECT_CONFIG } from '../../src/config/webhook.js';
 import { seededRandom } from '../../src/inject/index.js';
-import { injectManifests } from '../../cli/inject-manifests.js';
+import { injectManifests } from '../../cli/manifest/inject-manifests.js';
 import { review } from '../webhook/harness.js';
 import { runCliIntoSlowReader, sha256 } from './slow-pipe.js';
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_INJECT_CONFIG } from '../../src/config/webhook.js';
 import { seededRandom } from '../../src/inject/index.js';
-import { injectManifests, ManifestError } from '../../cli/inject-manifests.js';
+import { injectManifests, ManifestError } from '../../cli/manifest/inject-manifests.js';
 import { createTestCa, installPair, issueServingPair } from './certs.js';
 import { freePort } from '../free-port.js';
 import { review, samplePod } from './harness.js';

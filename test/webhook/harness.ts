@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { DEFAULT_INJECT_CONFIG, type WebhookConfig } from '../../src/config/webhook.js';
 import { seededRandom, type RandomSource } from '../../src/inject/index.js';
-import { createLogger } from '../../src/logging.js';
+import { createLogger } from '../../log/logger.js';
 import type { MetricsAccess } from '../../kube/metrics-auth/metrics-access.js';
 import type { ConnectionLimits } from '../../webhook/http/limits.js';
 import { startWebhookServer, type RunningWebhook } from '../../webhook/server.js';

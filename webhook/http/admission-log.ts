@@ -1,5 +1,5 @@
 import { displayName } from '../../src/inject/index.js';
-import type { Logger } from '../../src/logging.js';
+import type { Logger } from '../../log/logger.js';
 import { quoteValue } from '../../src/quote.js';
 import type { Result } from '../../src/result.js';
 import { resultOf } from '../admission/answer.js';

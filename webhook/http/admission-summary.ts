@@ -1,4 +1,4 @@
-import type { Logger } from '../../src/logging.js';
+import type { Logger } from '../../log/logger.js';
 
 /**
  * One info line per interval instead of one per pod: counts of the admissions answered in

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { createLogger } from '../../src/logging.js';
+import { createLogger } from '../../log/logger.js';
 import type { AdmissionHandler } from '../admission/handler.js';
 import { allowed } from '../admission/answer.js';
 import { createWebhookMetrics } from '../metrics.js';

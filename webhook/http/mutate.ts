@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../../src/logging.js';
+import type { Logger } from '../../log/logger.js';
 import { fail, type Result } from '../../src/result.js';
 import type { AdmissionHandler } from '../admission/handler.js';
 import type { WebhookMetrics } from '../metrics.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger } from '../../src/logging.js';
+import { createLogger } from '../../log/logger.js';
 import { createTestCa, installPair, issueServingPair } from '../../test/webhook/certs.js';
 import { createWebhookMetrics } from '../metrics.js';
 import { CertificateSource } from './cert-source.js';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '../../src/logging.js';
+import type { Logger } from '../../log/logger.js';
 import type { WebhookMetrics } from '../metrics.js';
 import { validatePair, type CertificatePair } from './pair.js';
 

@@ -13,7 +13,7 @@ import { connect, createServer, type Server } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { FakeApiServer } from '../../test/apiserver/server.js';
-import { createLogger } from '../../src/logging.js';
+import { createLogger } from '../../log/logger.js';
 import { generateServingPair } from './generate.js';
 import { bootstrapSelfSigned, serviceDnsNames, type SelfSignedOptions } from './self-signed.js';
 

@@ -17,7 +17,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import type { AdmissionregistrationV1Api, CoreV1Api, V1Secret } from '@kubernetes/client-node';
-import type { Logger } from '../../src/logging.js';
+import type { Logger } from '../../log/logger.js';
 import { generateServingPair } from './generate.js';
 import { validatePair } from './pair.js';
 import { caBundlePatch } from './ca-bundle.js';

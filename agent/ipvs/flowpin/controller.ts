@@ -20,7 +20,7 @@ import { buildRuleset, parsePinCounters, parseRegistry } from '../../../src/flow
 import { planFlowpin, serviceKeyId, type FlowpinPlan, type RegistryEntry, type TwinState } from '../../../src/flowpin/twin-plan.js';
 import type { HeldRef, ServiceSnapshot } from '../../../src/flowpin/types.js';
 import { AGENT_METRICS as N } from '../../../src/metric-names.js';
-import { systemClock, type Clock, type TimerHandle } from '../../../kube/clock.js';
+import { systemClock, type Clock, type TimerHandle } from '../../../time/clock.js';
 import { applyTwin, isCode } from './apply-twin.js';
 import type { NftApi } from './nft.js';
 

@@ -11,7 +11,7 @@ import type { IpvsApi, IpvsServiceKey } from 'netlink-native/types';
 import type { AgentConfig } from '../../../src/config/agent.js';
 import { inRange } from '../../../src/flowpin/fwmark-range.js';
 import type { HeldRef } from '../../../src/flowpin/types.js';
-import type { Clock } from '../../../kube/clock.js';
+import type { Clock } from '../../../time/clock.js';
 import { FlowpinController } from './controller.js';
 import { createNft, type NftApi } from './nft.js';
 

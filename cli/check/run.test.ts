@@ -9,14 +9,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LeanKubeConnection } from '../kube/connection.js';
-import type { CheckResult } from '../src/check/types.js';
-import { FakeApiServer, type JsonObject } from '../test/apiserver/server.js';
-import { managedPod } from '../test/apiserver/pods.js';
-import { generateServingPair, type GeneratedPair } from '../webhook/tls/generate.js';
-import { serviceDnsNames } from '../webhook/tls/self-signed.js';
-import { runChecks, type CheckFlags } from './check-run.js';
-import { VERSION } from './version.js';
+import { LeanKubeConnection } from '../../kube/connection.js';
+import type { CheckResult } from '../../src/check/types.js';
+import { FakeApiServer, type JsonObject } from '../../test/apiserver/server.js';
+import { managedPod } from '../../test/apiserver/pods.js';
+import { generateServingPair, type GeneratedPair } from '../../webhook/tls/generate.js';
+import { serviceDnsNames } from '../../webhook/tls/self-signed.js';
+import { runChecks, type CheckFlags } from './run.js';
+import { VERSION } from '../version.js';
 
 const NS = 'conndrain-system';
 const AGENT_NS = 'conndrain-agent';
@@ -147,7 +147,7 @@ describe('kubectl conndrain check', () => {
 describe('kubectl conndrain check, the command', () => {
   /** Without a server to answer: a blocking run is fine. */
   const run = (args: string[]): { status: number | null; stdout: string; stderr: string } => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/kubectl-main.ts', 'check', ...args], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8', timeout: 60_000 });
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/kubectl-main.ts', 'check', ...args], { cwd: new URL('../..', import.meta.url).pathname, encoding: 'utf8', timeout: 60_000 });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   };
 
@@ -183,7 +183,7 @@ describe('kubectl conndrain check, the command', () => {
 
 async function runAsync(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/kubectl-main.ts', 'check', ...args], { cwd: new URL('..', import.meta.url).pathname });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/kubectl-main.ts', 'check', ...args], { cwd: new URL('../..', import.meta.url).pathname });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

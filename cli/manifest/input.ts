@@ -6,8 +6,8 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import { CliExit } from './exit.js';
-import { USAGE_EXIT } from './usage-error.js';
+import { CliExit } from '../exit.js';
+import { USAGE_EXIT } from '../usage-error.js';
 
 /** One input: its name in messages (the path, or `<stdin>`) and its text. */
 export interface ManifestInput {

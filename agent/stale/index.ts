@@ -1,8 +1,8 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ConntrackApi } from 'netlink-native/types';
-import type { Clock } from '../../../kube/clock.js';
-import type { KubeConnection } from '../../../kube/connection.js';
+import type { Clock } from '../../time/clock.js';
+import type { KubeConnection } from '../../kube/connection.js';
 import { StaleJanitor } from './janitor.js';
 import { makeLivePodHolders } from './live-pods.js';
 import { JanitorMetrics } from './metrics.js';

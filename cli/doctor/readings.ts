@@ -1,12 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { release } from 'node:os';
-import { probeFlowVisibility } from '../agent/drain/flow-visibility-probe.js';
-import { AGENT_METRICS } from '../src/metric-names.js';
-import { IPVS_SYSCTLS, NETFILTER_SYSCTLS, parseConntrackStat, sumMetric, type AgentReading, type DoctorReadings } from '../src/doctor/index.js';
-import { OwnershipIndex } from '../src/stale/index.js';
-import { openConntrack } from './native-conntrack.js';
-import { loadInventory } from './stale-inventory.js';
-import { scanStale, summarizeStale } from './stale-scan.js';
+import { probeFlowVisibility } from '../../agent/drain/flow-visibility-probe.js';
+import { AGENT_METRICS } from '../../src/metric-names.js';
+import { IPVS_SYSCTLS, NETFILTER_SYSCTLS, parseConntrackStat, sumMetric, type AgentReading, type DoctorReadings } from '../../src/doctor/index.js';
+import { OwnershipIndex } from '../../src/stale/index.js';
+import { openConntrack } from '../native-conntrack.js';
+import { loadInventory } from '../stale/inventory.js';
+import { scanStale, summarizeStale } from '../stale/scan.js';
 
 async function readText(path: string): Promise<string | undefined> {
   try {

@@ -1,7 +1,7 @@
 import fastJsonPatch from 'fast-json-patch';
 import { isMap, isSeq, parseAllDocuments, type Document } from 'yaml';
-import type { InjectConfig } from '../src/config/webhook.js';
-import { displayName, injectPod, injectWorkload, isWorkloadKind, type RandomSource } from '../src/inject/index.js';
+import type { InjectConfig } from '../../src/config/webhook.js';
+import { displayName, injectPod, injectWorkload, isWorkloadKind, type RandomSource } from '../../src/inject/index.js';
 
 /** What `conndrain inject` produced: the rewritten text and one line per resource for stderr. */
 export interface ManifestResult {

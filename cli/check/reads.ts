@@ -3,10 +3,10 @@
  * server's answer): a check that cannot read its objects fails on its own line, the others
  * still run. Only a connection that fails outright (no API server at all) ends the command.
  */
-import type { KubeConnection } from '../kube/connection.js';
-import { kubeRequest, KubeRequestError, type KubeQuery } from '../kube/request.js';
-import type { Fetched } from '../src/check/checks.js';
-import type { KubeJson } from '../src/check/types.js';
+import type { KubeConnection } from '../../kube/connection.js';
+import { kubeRequest, KubeRequestError, type KubeQuery } from '../../kube/request.js';
+import type { Fetched } from '../../src/check/checks.js';
+import type { KubeJson } from '../../src/check/types.js';
 
 /** The API server could not be reached at all (not an HTTP answer). */
 export class ApiUnreachable extends Error {}

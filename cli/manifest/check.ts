@@ -6,10 +6,10 @@
  * compilers report them, `FILE:LINE:COL: message`, so an editor can jump to it.
  */
 import { isScalar, LineCounter, parseAllDocuments, type Document } from 'yaml';
-import { CliExit } from './exit.js';
+import { CliExit } from '../exit.js';
 import { jsonErrorOffset } from './json-error-offset.js';
-import type { ManifestInput } from './manifest-input.js';
-import { USAGE_EXIT } from './usage-error.js';
+import type { ManifestInput } from './input.js';
+import { USAGE_EXIT } from '../usage-error.js';
 
 interface Position {
   line: number;
@@ -20,7 +20,7 @@ function refuse(input: ManifestInput, at: Position | undefined, message: string)
   return new CliExit(USAGE_EXIT, `${input.name}${at === undefined ? '' : `:${at.line}:${at.col}`}: ${message}`);
 }
 
-/** The same test as cli/inject-manifests.ts: such input is parsed as JSON, not YAML. */
+/** The same test as cli/manifest/inject-manifests.ts: such input is parsed as JSON, not YAML. */
 function looksLikeJson(text: string): boolean {
   const first = text.trimStart()[0];
   return first === '{' || first === '[';

@@ -14,8 +14,8 @@
  */
 import type { Logger } from 'pino';
 import type { ConntrackApi } from 'netlink-native/types';
-import { excludePodIps, formatEndpoint, GraceTracker, groupByService, OwnershipIndex, planDeletion, scanStaleEntries, type Classification, type EndpointSliceLike, type Ownership, type StaleEntry } from '../../../src/stale/index.js';
-import type { Clock, TimerHandle } from '../../../kube/clock.js';
+import { excludePodIps, formatEndpoint, GraceTracker, groupByService, OwnershipIndex, planDeletion, scanStaleEntries, type Classification, type EndpointSliceLike, type Ownership, type StaleEntry } from '../../src/stale/index.js';
+import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { JanitorMetrics } from './metrics.js';
 
 export interface JanitorOptions {

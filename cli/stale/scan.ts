@@ -1,5 +1,5 @@
-import { formatEndpoint, groupByService, scanStaleEntries, type Classification, type OwnershipIndex, type StaleGroup } from '../src/stale/index.js';
-import type { ConntrackHandle } from './native-conntrack.js';
+import { formatEndpoint, groupByService, scanStaleEntries, type Classification, type OwnershipIndex, type StaleGroup } from '../../src/stale/index.js';
+import type { ConntrackHandle } from '../native-conntrack.js';
 
 export interface StaleScan {
   classification: Classification;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KubeConnection } from '../kube/connection.js';
-import { livePodIps, parseInventory, pruneEndpointSlice, type EndpointSliceLike, type PodLike } from '../src/stale/index.js';
+import type { KubeConnection } from '../../kube/connection.js';
+import { livePodIps, parseInventory, pruneEndpointSlice, type EndpointSliceLike, type PodLike } from '../../src/stale/index.js';
 
 /** Where endpoints come from, and how to ask whether a live pod holds an address. */
 export interface StaleInventory {
@@ -34,7 +34,7 @@ export async function loadInventory(options: InventoryOptions): Promise<StaleInv
   if (kubeconfig === undefined && !inCluster) {
     throw new Error('no endpoints: give --endpoints FILE (EndpointSlices, e.g. `kubectl get endpointslices,pods -A -o yaml`) or --kubeconfig FILE');
   }
-  const { loadKubeConnection } = await import('../kube/load.js');
+  const { loadKubeConnection } = await import('../../kube/load.js');
   const connection = await loadKubeConnection({ kubeconfig, context: options.context, serviceHost: options.serviceHost, servicePort: options.servicePort });
   try {
     return await fromApi(connection, options.nodeName);
@@ -72,7 +72,7 @@ async function holdsAnObject(text: string): Promise<boolean> {
 }
 
 async function fromFile(path: string): Promise<StaleInventory> {
-  const { decodeManifest } = await import('./manifest-input.js');
+  const { decodeManifest } = await import('../manifest/input.js');
   const text = decodeManifest(path, await readFile(path));
   const parsed = parseInventory(text);
   if (!parsed.ok) throw new Error(`${path}: ${parsed.error.join('; ')}`);
@@ -83,10 +83,10 @@ async function fromFile(path: string): Promise<StaleInventory> {
 
 async function fromApi(connection: KubeConnection, nodeName: string | undefined): Promise<StaleInventory> {
   const [{ kubeRequest }, { listPages }, { makeLivePodHolders }, { ENDPOINT_SLICES_PATH, SLICE_PAGE_SIZE }] = await Promise.all([
-    import('../kube/request.js'),
-    import('../kube/list-pages.js'),
-    import('../agent/conntrack/janitor/live-pods.js'),
-    import('../agent/conntrack/janitor/slice-watch.js'),
+    import('../../kube/request.js'),
+    import('../../kube/list-pages.js'),
+    import('../../agent/stale/live-pods.js'),
+    import('../../agent/stale/slice-watch.js'),
   ]);
   const slices: EndpointSliceLike[] = [];
   for await (const page of listPages(connection, ENDPOINT_SLICES_PATH, { pageSize: SLICE_PAGE_SIZE })) {

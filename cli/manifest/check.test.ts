@@ -1,9 +1,9 @@
-/** What `inject` refuses before it rewrites anything, and how it says where (cli/manifest-check.ts). */
+/** What `inject` refuses before it rewrites anything, and how it says where (cli/manifest/check.ts). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CliExit } from './exit.js';
+import { CliExit } from '../exit.js';
 import { jsonErrorOffset } from './json-error-offset.js';
-import { checkManifest } from './manifest-check.js';
+import { checkManifest } from './check.js';
 
 /** The one line `checkManifest` refuses `text` with, or 'ok'. */
 function verdict(text: string, name = 'in.yaml'): string {

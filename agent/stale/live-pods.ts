@@ -1,6 +1,6 @@
-import { podHoldsIps, type PodLike } from '../../../src/stale/index.js';
-import type { KubeConnection } from '../../../kube/connection.js';
-import { kubeRequest } from '../../../kube/request.js';
+import { podHoldsIps, type PodLike } from '../../src/stale/index.js';
+import type { KubeConnection } from '../../kube/connection.js';
+import { kubeRequest } from '../../kube/request.js';
 
 /**
  * Asks the API server which of these addresses a live pod holds (`status.podIP` field

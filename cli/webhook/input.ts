@@ -2,8 +2,8 @@
  * What `conndrain inject`, `review` and `webhook` share: the webhook's configuration from flags
  * and environment (src/config/webhook.ts).
  */
-import { loadWebhookConfig, WEBHOOK_OPTIONS, type WebhookConfig } from '../src/config/webhook.js';
-import { CliExit } from './exit.js';
+import { loadWebhookConfig, WEBHOOK_OPTIONS, type WebhookConfig } from '../../src/config/webhook.js';
+import { CliExit } from '../exit.js';
 
 /** The options `inject` and `review` share with the webhook: the injection part of its config. */
 export const INJECT_OPTIONS = {

@@ -7,13 +7,13 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { KubeConnection } from '../kube/connection.js';
-import { checkAgents, checkCaBundle, checkVersions, checkWebhookConfiguration, checkWebhookEndpoints, describeOptIn, webhookServiceOf, type Fetched } from '../src/check/checks.js';
-import type { CheckResult } from '../src/check/types.js';
-import { MANAGED_SELECTOR, NAMESPACE_INJECT_LABEL, NAMESPACE_INJECT_VALUE } from '../src/contract.js';
-import { ApiUnreachable, readList, readObject } from './check-reads.js';
-import { CliExit } from './exit.js';
-import { VERSION } from './version.js';
+import type { KubeConnection } from '../../kube/connection.js';
+import { checkAgents, checkCaBundle, checkVersions, checkWebhookConfiguration, checkWebhookEndpoints, describeOptIn, webhookServiceOf, type Fetched } from '../../src/check/checks.js';
+import type { CheckResult } from '../../src/check/types.js';
+import { MANAGED_SELECTOR, NAMESPACE_INJECT_LABEL, NAMESPACE_INJECT_VALUE } from '../../src/contract.js';
+import { ApiUnreachable, readList, readObject } from './reads.js';
+import { CliExit } from '../exit.js';
+import { VERSION } from '../version.js';
 
 export interface CheckFlags {
   kubeconfig?: string;
@@ -43,11 +43,11 @@ async function connect(flags: CheckFlags): Promise<KubeConnection> {
   const kubeconfig = kubeconfigPath(flags);
   const source = { kubeconfig, serviceHost: process.env.KUBERNETES_SERVICE_HOST, servicePort: process.env.KUBERNETES_SERVICE_PORT };
   if (flags.context === undefined) {
-    const { loadKubeConnection } = await import('../kube/load.js');
+    const { loadKubeConnection } = await import('../../kube/load.js');
     return loadKubeConnection(source);
   }
   // Another context than the current one: the library's KubeConfig picks it.
-  const { loadFullKubeConfig } = await import('../kube/load.js');
+  const { loadFullKubeConfig } = await import('../../kube/load.js');
   const kc = await loadFullKubeConfig(source);
   if (kc.getContextObject(flags.context) === null) throw new Error(`no context "${flags.context}" in ${kubeconfig ?? 'the in-cluster config'}`);
   kc.setCurrentContext(flags.context);

@@ -1,11 +1,11 @@
-/** The inputs `inject -f` reads, as kubectl reads them (cli/manifest-input.ts). */
+/** The inputs `inject -f` reads, as kubectl reads them (cli/manifest/input.ts). */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { CliExit } from './exit.js';
-import { decodeManifest, readManifestInputs } from './manifest-input.js';
+import { CliExit } from '../exit.js';
+import { decodeManifest, readManifestInputs } from './input.js';
 
 const WHO = 'conndrain inject';
 

@@ -5,10 +5,10 @@
  * fires once the first full list has been applied: the janitor scans nothing before (an
  * empty endpoint set would call every entry stale). `remove` gets the slice's `namespace/name`.
  */
-import { pruneEndpointSlice, sliceKey, type EndpointSliceLike } from '../../../src/stale/index.js';
-import type { Clock } from '../../../kube/clock.js';
-import type { KubeConnection } from '../../../kube/connection.js';
-import { RestartingListWatch, type ListWatchHandlers } from '../../../kube/list-watch.js';
+import { pruneEndpointSlice, sliceKey, type EndpointSliceLike } from '../../src/stale/index.js';
+import type { Clock } from '../../time/clock.js';
+import type { KubeConnection } from '../../kube/connection.js';
+import { RestartingListWatch, type ListWatchHandlers } from '../../kube/list-watch.js';
 
 export type SliceHandlers = ListWatchHandlers<EndpointSliceLike>;
 export type SliceWatch = RestartingListWatch<EndpointSliceLike>;

@@ -1,7 +1,7 @@
 /** The body of `conndrain doctor` (cli/commands/doctor.ts loads it in its action). */
-import { diagnose, hasProblem, type Finding } from '../src/doctor/index.js';
-import { CliExit } from './exit.js';
-import { gatherReadings } from './doctor-readings.js';
+import { diagnose, hasProblem, type Finding } from '../../src/doctor/index.js';
+import { CliExit } from '../exit.js';
+import { gatherReadings } from './readings.js';
 import { currentNetns, rerunInNetns } from './netns-reexec.js';
 
 export interface DoctorFlags {

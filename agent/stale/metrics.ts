@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { AGENT_METRICS as N } from '../../../src/metric-names.js';
+import { AGENT_METRICS as N } from '../../src/metric-names.js';
 
 /** The janitor's metrics, on the agent's registry. */
 export class JanitorMetrics {

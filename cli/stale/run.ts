@@ -1,10 +1,10 @@
 /** The body of `conndrain conntrack stale` (cli/commands/stale.ts loads it in its action). */
-import { excludePodIps, formatEndpoint, groupByService, OwnershipIndex, planDeletion, type StaleGroup } from '../src/stale/index.js';
+import { excludePodIps, formatEndpoint, groupByService, OwnershipIndex, planDeletion, type StaleGroup } from '../../src/stale/index.js';
 import type { DeleteCountsByProtocol } from 'netlink-native/types';
-import { CliExit } from './exit.js';
-import { openConntrack, type ConntrackHandle } from './native-conntrack.js';
-import { ApiUnavailable, loadInventory, type StaleInventory } from './stale-inventory.js';
-import { scanStale, summarizeStale, type StaleScan } from './stale-scan.js';
+import { CliExit } from '../exit.js';
+import { openConntrack, type ConntrackHandle } from '../native-conntrack.js';
+import { ApiUnavailable, loadInventory, type StaleInventory } from './inventory.js';
+import { scanStale, summarizeStale, type StaleScan } from './scan.js';
 
 export interface StaleFlags {
   netns?: string;
