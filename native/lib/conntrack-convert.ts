@@ -1,8 +1,7 @@
 /** Converts between the typed conntrack API and the addon's raw op arguments/results. */
-import { PROTOCOL_NUMBERS, stateNumber, statusBits } from './conntrack-names.js';
+import { protocolName, stateNumber, statusBits } from './conntrack-names.js';
 import type { CheckedFilter } from './conntrack-validate.js';
-import type { ConntrackProtocol, DeleteConntrackResult, DeleteCountsByProtocol } from './types.js';
-import { protocolKey } from './conntrack-entry-refs.js';
+import { PROTOCOL_NUMBERS, type ConntrackProtocol, type DeleteConntrackResult, type DeleteCountsByProtocol } from './types.js';
 
 export interface RawFilterArgs {
   addresses?: string[];
@@ -51,7 +50,7 @@ export interface RawDeleteResult extends Omit<DeleteConntrackResult, 'byProtocol
 
 export function toDeleteResult(raw: RawDeleteResult): DeleteConntrackResult {
   const byProtocol: Record<string, DeleteCountsByProtocol> = {};
-  for (const [n, counts] of Object.entries(raw.byProtocol)) byProtocol[protocolKey(Number(n))] = counts;
+  for (const [n, counts] of Object.entries(raw.byProtocol)) byProtocol[protocolName(Number(n))] = counts;
   return { scanned: raw.scanned, matched: raw.matched, deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, byProtocol, ms: raw.ms };
 }
 

@@ -10,7 +10,8 @@ import { toDeleteResult, toRawFilter, type RawDeleteResult, type RawListResult }
 import { diagnosticsOf, registerInternals, type RawDeleteEntriesResult } from './native-internals.js';
 import { checkEventsOptions } from './conntrack-events-common.js';
 import { NativeConntrackEvents } from './conntrack-events-native.js';
-import { checkEntryRefs, protocolKey } from './conntrack-entry-refs.js';
+import { checkEntryRefs } from './conntrack-entry-refs.js';
+import { protocolName } from './conntrack-names.js';
 import { checkScanOptions } from './conntrack-scan.js';
 import { ScanBatchReceiver } from './conntrack-scan-stream.js';
 import { decodeEntryRecords } from './conntrack-records.js';
@@ -96,7 +97,7 @@ export class NativeNetlink implements NetlinkApi {
     const raw = await this.invoke<RawDeleteEntriesResult>('deleteConntrackEntries', 'ct_delete_tuples', { entries: checked });
     diagnosticsOf(this).lastDeleteEntries = raw;
     const byProtocol: Record<string, DeleteCountsByProtocol> = {};
-    for (const [n, counts] of Object.entries(raw.byProtocol)) byProtocol[protocolKey(Number(n))] = counts;
+    for (const [n, counts] of Object.entries(raw.byProtocol)) byProtocol[protocolName(Number(n))] = counts;
     return { deleted: raw.deleted, alreadyGone: raw.alreadyGone, failed: raw.failed, byProtocol, ms: raw.ms };
   }
 

@@ -5,10 +5,9 @@
  * same input with the same NetlinkError before anything reaches the kernel).
  */
 import { isIP } from 'node:net';
-import { NetlinkError, type IpFamily, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsForwarding, type IpvsProtocol, type IpvsServiceKey, type IpvsServiceSpec } from './types.js';
+import { IPVS_PROTOCOLS, NetlinkError, type IpFamily, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsForwarding, type IpvsProtocol, type IpvsServiceKey, type IpvsServiceSpec } from './types.js';
 
 const EINVAL = 22;
-export const IPVS_PROTOCOLS: readonly IpvsProtocol[] = ['tcp', 'udp', 'sctp'];
 export const IPVS_FORWARDINGS: readonly IpvsForwarding[] = ['masq', 'local', 'tunnel', 'route', 'bypass'];
 export const IPVS_TUNNEL_TYPES = ['ipip', 'gue', 'gre'] as const;
 
