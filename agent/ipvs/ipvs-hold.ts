@@ -17,7 +17,8 @@
  */
 import type { Logger } from 'pino';
 import { destinationSpecOf, formatDestinationKey, formatServiceKey } from 'netlink-native/ipvs-keys';
-import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsService, type IpvsServiceKey } from 'netlink-native/types';
+import { isCode } from './netlink-code.js';
+import type { IpvsApi, IpvsDestination, IpvsDestinationKey, IpvsDestinationSpec, IpvsService, IpvsServiceKey } from 'netlink-native/types';
 
 export interface HeldServer {
   podUid: string;
@@ -95,10 +96,6 @@ export const DEFAULT_ORIGINAL_WEIGHT = 1;
 
 function heldId(service: IpvsServiceKey, dest: IpvsDestinationKey): string {
   return `${formatServiceKey(service)}>${formatDestinationKey(dest)}`;
-}
-
-function isCode(error: unknown, ...codes: string[]): boolean {
-  return error instanceof NetlinkError && codes.includes(error.code);
 }
 
 async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

@@ -22,7 +22,8 @@ import { planFlowpin, type FlowpinPlan, type RegistryEntry, type TwinState } fro
 import type { HeldRef, ServiceSnapshot } from '../../../src/flowpin/types.js';
 import { AGENT_METRICS as N } from '../../../src/metric-names.js';
 import { systemClock, type Clock, type TimerHandle } from '../../../kube/clock.js';
-import { applyTwin, isCode } from './apply-twin.js';
+import { applyTwin } from './apply-twin.js';
+import { isCode } from '../netlink-code.js';
 import type { NftApi } from './nft.js';
 
 export const SLOPPY_TCP_PATH = '/proc/sys/net/ipv4/vs/sloppy_tcp';
