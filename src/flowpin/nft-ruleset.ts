@@ -31,6 +31,7 @@
  */
 import type { IpvsServiceKey } from 'netlink-native/types';
 import { formatMark } from './fwmark-range.js';
+import { isObject as isRecord } from '../inject/json.js';
 import { formatServiceKey, parseServiceKey } from 'netlink-native/ipvs-keys';
 import type { RegistryEntry, TwinPlan } from './twin-plan.js';
 
@@ -120,10 +121,6 @@ export function buildRuleset(twins: readonly TwinPlan[]): NftBatch {
       ...ordered.map(registryRule),
     ],
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isObject as isRecord } from '../../src/inject/json.js';
 import { quoteValue } from '../../src/quote.js';
 import { fail, ok, type Result } from '../../src/result.js';
 import { ADMISSION_API_VERSION, ADMISSION_KIND, type AdmissionRequest } from './types.js';
@@ -65,10 +66,6 @@ function typeName(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   return `a ${typeof value}`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Parses and checks the body: JSON, apiVersion/kind, a request with a uid. */
