@@ -92,8 +92,10 @@ const WEBHOOK_STAYS_PLAIN = {
  * src/ is the pure shared core: no I/O (files, sockets, processes, threads, the host, the
  * logger: pino and log/), no component, no CLI; from node:crypto only X509Certificate (parsing
  * a certificate is computation; hashing, signing and random numbers are not src/'s); from
- * netlink-native only `import type` of its types, and the one constant of the kernel's ABI that classification
- * tests at run time (IPS_DST_NAT: defined once, in netlink-native/types, a module without I/O).
+ * netlink-native only `import type` of its types, the one constant of the kernel's ABI that
+ * classification tests at run time (IPS_DST_NAT: defined once, in netlink-native/types, a
+ * module without I/O), and netlink-native/ipvs-keys: the one text form of IPVS keys, pure
+ * functions (no I/O, no addon) that flow pinning's plan and the agent's hold share.
  */
 const CORE_IO_MODULES = ['fs', 'fs/*', 'net', 'http', 'https', 'child_process', 'os', 'tls', 'dgram', 'worker_threads'].flatMap((name) => [name, `node:${name}`]);
 const CORE_NO_IO = {
@@ -113,8 +115,8 @@ const CORE_STAYS_PURE = [
     message: 'src/ takes from node:crypto only X509Certificate (parsing); hashing, signing and random numbers belong to the components.',
   },
   {
-    regex: '^netlink-native(?!/types$)',
-    message: "src/ takes from netlink-native only its types: `import type { ... } from 'netlink-native/types'`.",
+    regex: '^netlink-native(?!/(types|ipvs-keys)$)',
+    message: "src/ takes from netlink-native only its types (`import type { ... } from 'netlink-native/types'`) and the pure key functions of netlink-native/ipvs-keys.",
   },
   {
     group: ['netlink-native/types'],

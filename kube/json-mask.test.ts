@@ -1,20 +1,27 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { fieldMaskOf, type FieldMask } from '../src/field-mask.js';
+import type { FieldMask } from '../src/field-mask.js';
 import { POD_FIELDS, prunePod } from '../src/pod/prune.js';
 import type { PodLike } from '../src/pod/pod-like.js';
-import { JsonMask } from './json-mask.js';
+import { compileMask, JsonMask, keyMask, type CompiledMask } from './json-mask.js';
 
-/** The reference: the mask applied to a parsed value. */
-function select(value: unknown, mask: FieldMask): unknown {
+/**
+ * The reference: the mask applied to a parsed value, with the same key lookup (keyMask), so the
+ * properties below check the byte scanner against JSON.parse; the lookup has its own examples.
+ */
+function select(value: unknown, fields: FieldMask): unknown {
+  return selectCompiled(value, compileMask(fields));
+}
+
+function selectCompiled(value: unknown, mask: CompiledMask): unknown {
   if (mask === true) return value;
-  if (Array.isArray(value)) return value.map((v: unknown) => select(v, mask));
+  if (Array.isArray(value)) return value.map((v: unknown) => selectCompiled(v, mask));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    const sub = fieldMaskOf(mask, k);
-    if (sub !== undefined) Object.defineProperty(out, k, { value: select(v, sub), enumerable: true, writable: true, configurable: true });
+    const sub = keyMask(mask, k);
+    if (sub !== undefined) Object.defineProperty(out, k, { value: selectCompiled(v, sub), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
@@ -119,6 +126,18 @@ test('json mask: escaped keys are compared decoded, duplicate keys keep the last
   assert.deepStrictEqual(maskText(' [ {"a":1,"b":2} , 3 , [ {"b":1} ] ] ', { a: true }), [{ a: 1 }, 3, [{}]]);
   assert.deepStrictEqual(maskText('{"a":"x\\\\\\"}\\\\","b":"é😀\\u00e9"}', { b: true }), { b: 'é😀é' });
   assert.deepStrictEqual(maskText('{"a":null,"b":"s"}', { a: { x: true }, b: { y: true } }), { a: null, b: 's' });
+});
+
+test('json mask: the key lookup: an exact key wins over a prefix, a longer prefix over a shorter one, `*` alone keeps every key', () => {
+  const mask: FieldMask = { 'a*': true, 'ab*': { x: true }, abc: { y: true } };
+  const text = '{"a1":{"x":1,"y":2},"ab1":{"x":1,"y":2},"abc":{"x":1,"y":2},"a*":{"x":1,"y":2},"b":{"x":1}}';
+  assert.deepStrictEqual(maskText(text, mask), { a1: { x: 1, y: 2 }, ab1: { x: 1 }, abc: { y: 2 }, 'a*': { x: 1, y: 2 } });
+  assert.deepStrictEqual(maskText('{"a":1,"":2}', { '*': true }), { a: 1, '': 2 });
+  const node = compileMask({ 'conndrain.io/*': true, 'conndrain.io/drain': { x: true } });
+  assert.ok(node !== true);
+  assert.deepStrictEqual(keyMask(node, 'conndrain.io/drain'), compileMask({ x: true }));
+  assert.equal(keyMask(node, 'conndrain.io/hook'), true);
+  assert.equal(keyMask(node, 'conndrain.iox'), undefined);
 });
 
 test('json mask: malformed input is an error, dropped parts included, and so is nesting past the bound', () => {

@@ -30,22 +30,25 @@ const KEPT_OUT_BYTES = 1024 * 1024;
 /** A key of an object mask as UTF-8 bytes (a prefix without its `*`), and its mask. */
 interface Entry {
   readonly bytes: Buffer;
-  readonly mask: Node | true;
+  readonly mask: CompiledMask;
 }
 
 /** One object mask, compiled: keys compared as bytes (no string is built per key), prefixes longest first. */
-interface Node {
+export interface MaskNode {
   readonly exact: readonly Entry[];
   readonly prefixes: readonly Entry[];
 }
 
-function compile(mask: FieldMask): Node | true {
+/** A field mask compiled for lookups; `true` keeps the value whole. */
+export type CompiledMask = MaskNode | true;
+
+export function compileMask(mask: FieldMask): CompiledMask {
   if (mask === true) return true;
   const exact: Entry[] = [];
   const prefixes: Entry[] = [];
   for (const [k, v] of Object.entries(mask)) {
-    exact.push({ bytes: Buffer.from(k, 'utf8'), mask: compile(v) });
-    if (k.endsWith('*')) prefixes.push({ bytes: Buffer.from(k.slice(0, -1), 'utf8'), mask: compile(v) });
+    exact.push({ bytes: Buffer.from(k, 'utf8'), mask: compileMask(v) });
+    if (k.endsWith('*')) prefixes.push({ bytes: Buffer.from(k.slice(0, -1), 'utf8'), mask: compileMask(v) });
   }
   prefixes.sort((a, b) => b.bytes.length - a.bytes.length);
   return { exact, prefixes };
@@ -59,7 +62,7 @@ function startsWith(key: Buffer, from: number, to: number, bytes: Buffer): boole
 }
 
 /** The mask of the key `key[from, to)` (unescaped UTF-8), or undefined when it is dropped. */
-function lookup(node: Node, key: Buffer, from: number, to: number): Node | true | undefined {
+function lookup(node: MaskNode, key: Buffer, from: number, to: number): CompiledMask | undefined {
   const { exact, prefixes } = node;
   for (let k = 0; k < exact.length; k += 1) {
     const e = exact[k] as Entry;
@@ -72,6 +75,16 @@ function lookup(node: Node, key: Buffer, from: number, to: number): Node | true 
   return undefined;
 }
 
+/**
+ * The field mask's one key lookup (src/field-mask.ts says what a mask means): the mask of
+ * `key` inside an object under `node`, or undefined when the key is dropped. An exact key wins
+ * over a prefix, a longer prefix over a shorter one.
+ */
+export function keyMask(node: MaskNode, key: string): CompiledMask | undefined {
+  const bytes = Buffer.from(key, 'utf8');
+  return lookup(node, bytes, 0, bytes.length);
+}
+
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
@@ -81,7 +94,7 @@ function isHex(c: number): boolean {
 }
 
 export class JsonMask {
-  private readonly root: Node | true;
+  private readonly root: CompiledMask;
   private src: Buffer = EMPTY;
   private end = 0;
   private i = 0;
@@ -89,7 +102,7 @@ export class JsonMask {
   private o = 0;
 
   constructor(mask: FieldMask) {
-    this.root = compile(mask);
+    this.root = compileMask(mask);
   }
 
   /** The masked JSON text of `bytes[start, end)`; throws on malformed JSON. */
@@ -131,9 +144,8 @@ export class JsonMask {
   }
 
   /** The mask of a key with escapes (rare): decoded first. */
-  private lookupEscaped(mask: Node, from: number, to: number): Node | true | undefined {
-    const key = Buffer.from(JSON.parse(this.src.toString('utf8', from, to)) as string, 'utf8');
-    return lookup(mask, key, 0, key.length);
+  private lookupEscaped(mask: MaskNode, from: number, to: number): CompiledMask | undefined {
+    return keyMask(mask, JSON.parse(this.src.toString('utf8', from, to)) as string);
   }
 
   private put(c: number): void {
@@ -142,7 +154,7 @@ export class JsonMask {
   }
 
   /** One value at `i` under `mask`, written out (masked where it is an object or array). */
-  private value(mask: Node | true, depth: number): void {
+  private value(mask: CompiledMask, depth: number): void {
     const c = this.byte();
     if (mask !== true && c === OPEN_OBJECT) this.object(mask, depth + 1);
     else if (mask !== true && c === OPEN_ARRAY) this.array(mask, depth + 1);
@@ -153,7 +165,7 @@ export class JsonMask {
     }
   }
 
-  private object(mask: Node, depth: number): void {
+  private object(mask: MaskNode, depth: number): void {
     if (depth > MAX_DEPTH) this.fail('nested too deeply');
     this.i += 1;
     this.put(OPEN_OBJECT);
@@ -192,7 +204,7 @@ export class JsonMask {
     this.put(CLOSE_OBJECT);
   }
 
-  private array(mask: Node, depth: number): void {
+  private array(mask: MaskNode, depth: number): void {
     if (depth > MAX_DEPTH) this.fail('nested too deeply');
     this.i += 1;
     this.put(OPEN_ARRAY);

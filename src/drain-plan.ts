@@ -1,7 +1,8 @@
 /**
- * The drain plan: a pure function of (the pods the API shows, what the agent knew before,
- * now) giving each pod's drain state and what the agent must do about it. The states are
- * the contract's (docs/design/contract.md), the same on every node:
+ * The drain plan: a pure function of (a pod the API shows, what the agent knew of it before,
+ * now, which live pods hold which IPs) giving the pod's drain state and what the agent must
+ * do about it (`planPod`). The states are the contract's (docs/design/contract.md), the same
+ * on every node:
  *
  *   serving  -> draining  (Ready false, or deletionTimestamp set)
  *   draining -> serving   (Ready again, not deleting: the agent stops interfering)
@@ -61,19 +62,6 @@ export type PlanAction =
   /** An IP of a gone pod that a live pod holds again: never flushed. */
   | { kind: 'skip-reused'; uid: string; key: string; ip: string; holder: string };
 
-export interface PlanInput {
-  /** Every managed pod the (synced) watch cache holds. Absent pods were deleted. */
-  pods: readonly PodView[];
-  previous: ReadonlyMap<string, PodRecord>;
-  nowMs: number;
-}
-
-export interface Plan {
-  records: Map<string, PodRecord>;
-  transitions: Transition[];
-  actions: PlanAction[];
-}
-
 interface Observed {
   state: DrainState;
   reason: TransitionReason;
@@ -93,77 +81,6 @@ function nextState(previous: PodRecord | undefined, seen: Observed): Observed {
   if (previous.state === 'flushed') return { state: 'flushed', reason: previous.reason };
   if (previous.state === 'gone') return { state: 'gone', reason: previous.reason };
   return seen;
-}
-
-export function planDrains(input: PlanInput): Plan {
-  const { pods, previous, nowMs } = input;
-  const records = new Map<string, PodRecord>();
-  const transitions: Transition[] = [];
-  const actions: PlanAction[] = [];
-  const record = (rec: PodRecord, from: DrainState | 'new'): void => {
-    records.set(rec.uid, rec);
-    if (from !== rec.state) {
-      transitions.push({ uid: rec.uid, key: rec.key, from, to: rec.state, reason: rec.reason, wasReady: rec.wasReady, nodeName: rec.nodeName });
-    }
-    if (from === 'draining' && (rec.state === 'serving' || rec.state === 'gone')) {
-      actions.push({ kind: 'release', uid: rec.uid, key: rec.key, ips: rec.ips, why: rec.state === 'serving' ? 'serving' : 'gone' });
-    }
-  };
-
-  for (const pod of pods) {
-    const before = previous.get(pod.uid);
-    const next = nextState(before, observe(pod, nowMs));
-    const changed = before === undefined || before.state !== next.state;
-    // IPs only ever grow while a pod lives (assigned once); keep what we knew if the API drops them.
-    const ips = pod.ips.length > 0 ? pod.ips : (before?.ips ?? []);
-    record(
-      {
-        uid: pod.uid,
-        key: pod.key,
-        nodeName: pod.nodeName ?? before?.nodeName,
-        ips,
-        state: next.state,
-        sinceMs: changed ? nowMs : (before?.sinceMs ?? nowMs),
-        wasReady: (before?.wasReady ?? false) || pod.ready,
-        reason: changed ? next.reason : (before?.reason ?? next.reason),
-      },
-      before?.state ?? 'new',
-    );
-  }
-
-  // Pods the API no longer has: deleted (perhaps while the agent was down).
-  for (const before of previous.values()) {
-    if (records.has(before.uid)) continue;
-    if (before.state === 'flushed') continue; // done: forget it
-    if (before.state === 'gone') {
-      records.set(before.uid, before);
-      continue;
-    }
-    record({ ...before, state: 'gone', sinceMs: nowMs, reason: 'deleted' }, before.state);
-  }
-
-  // Which IP a live pod holds: never flushed.
-  const liveHolder = new Map<string, string>();
-  for (const rec of records.values()) {
-    if (rec.state === 'serving' || rec.state === 'draining') {
-      for (const ip of rec.ips) liveHolder.set(ip, rec.key);
-    }
-  }
-
-  for (const rec of records.values()) {
-    if (rec.state === 'draining' && rec.ips.length > 0) {
-      actions.push({ kind: 'hold', uid: rec.uid, key: rec.key, ips: rec.ips });
-    } else if (rec.state === 'gone') {
-      const free: string[] = [];
-      for (const ip of rec.ips) {
-        const holder = liveHolder.get(ip);
-        if (holder === undefined) free.push(ip);
-        else actions.push({ kind: 'skip-reused', uid: rec.uid, key: rec.key, ip, holder });
-      }
-      actions.push({ kind: 'flush', uid: rec.uid, key: rec.key, ips: free });
-    }
-  }
-  return { records, transitions, actions };
 }
 
 /** The ghost cleanup finished for this pod: `gone -> flushed`. Unknown or not-gone pods are left as they are. */
@@ -198,9 +115,9 @@ export interface PodPlan {
 }
 
 /**
- * The same decision `planDrains` takes for one pod, given only that pod and its previous
- * record: the agent re-plans the pods a watch event touched (and deleting pods when their
- * grace elapses) instead of every pod of the cluster.
+ * The drain decision, declared once: one pod's plan from that pod and its previous record.
+ * The agent re-plans the pods a watch event touched (and deleting pods when their grace
+ * elapses) instead of every pod of the cluster.
  */
 export function planPod(input: PodPlanInput): PodPlan {
   const { pod, previous, nowMs, liveHolder } = input;

@@ -6,21 +6,10 @@
  * longer prefix over a shorter one).
  *
  * Used to decode only what a watcher reads (kube/json-mask.ts applies it to the bytes before
- * JSON.parse), so the fields it drops are never built as JS values.
+ * JSON.parse), so the fields it drops are never built as JS values. The key lookup is
+ * declared there once (`keyMask`): src/ only declares masks.
  */
 export type FieldMask = true | { readonly [key: string]: FieldMask };
-
-/** The mask for `key` inside the object mask `mask`, or undefined when the key is dropped. */
-export function fieldMaskOf(mask: { readonly [key: string]: FieldMask }, key: string): FieldMask | undefined {
-  if (Object.hasOwn(mask, key)) return mask[key];
-  let best: string | undefined;
-  for (const k of Object.keys(mask)) {
-    if (!k.endsWith('*')) continue;
-    const prefix = k.slice(0, -1);
-    if (key.startsWith(prefix) && (best === undefined || prefix.length > best.length - 1)) best = k;
-  }
-  return best === undefined ? undefined : mask[best];
-}
 
 /** A mask keeping what either keeps. */
 export function mergeFieldMasks(a: FieldMask, b: FieldMask): FieldMask {

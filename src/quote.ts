@@ -7,7 +7,7 @@
 export const QUOTED_VALUE_MAX = 64;
 
 /** C0, DEL and C1 (U+0080-U+009F): Go's unicode.IsControl. */
-function isControl(code: number): boolean {
+export function isControl(code: number): boolean {
   return code < 0x20 || (code >= 0x7f && code <= 0x9f);
 }
 

@@ -4,10 +4,11 @@
  * feature folder never imports a command module; kube/ imports no component and no native
  * code; the agent does not import the webhook; native/lib imports nothing outside native/;
  * log/ and time/ import nothing of the app; src/ takes nothing from the components, does no
- * I/O, builds no logger (neither pino nor log/) and takes only types from
- * `netlink-native/types`; the lab never imports cli/ (its tests neither); other tests may
- * import anything. And each file is matched by one import-rule block only (a later block would
- * silently replace an earlier one's list).
+ * I/O, builds no logger (neither pino nor log/) and takes only types (and IPS_DST_NAT) from
+ * `netlink-native/types` and the pure key functions of `netlink-native/ipvs-keys`; the lab
+ * never imports cli/ (its tests neither); other tests may import anything. And each file is
+ * matched by one import-rule block only (a later block would silently replace an earlier
+ * one's list).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -105,7 +106,7 @@ describe('the import rules (eslint.config.js)', () => {
     assert.deepEqual(await rejectedLines('cli/x.ts', "import { loadKubeConnection } from '../kube/load.js';\n"), []);
   });
 
-  it('keep src/ pure: types and IPS_DST_NAT only from netlink-native/types, nothing from the components or cli/', async () => {
+  it('keep src/ pure: types and IPS_DST_NAT only from netlink-native/types, the key functions of netlink-native/ipvs-keys, nothing from the components or cli/', async () => {
     const source = [
       "import type { ConntrackEntry } from 'netlink-native/types';",
       "import { NetlinkError } from 'netlink-native/types';",
@@ -119,8 +120,11 @@ describe('the import rules (eslint.config.js)', () => {
       "import { IPS_DST_NAT } from 'netlink-native/types';",
       "import { IPS_DST_NAT as DNAT, NetlinkError as E } from 'netlink-native/types';",
       "import { IPS_DST_NAT as X } from 'netlink-native';",
+      "import { formatServiceKey, parseServiceKey } from 'netlink-native/ipvs-keys';",
+      "import { formatServiceKey as f } from 'netlink-native';",
+      "import { openMemoryIpvs } from 'netlink-native/memory';",
     ].join('\n');
-    assert.deepEqual(await rejectedLines('src/x.ts', `${source}\n`), [2, 3, 4, 5, 6, 7, 8, 11, 12]);
+    assert.deepEqual(await rejectedLines('src/x.ts', `${source}\n`), [2, 3, 4, 5, 6, 7, 8, 11, 12, 14, 15]);
   });
 
   it('let an agent capability take another one\'s values only through its index.ts (types from anywhere)', async () => {

@@ -20,7 +20,7 @@ import type { AgentMetrics } from '../runtime/metrics.js';
 import type { SessionRecord } from '../runtime/state-file.js';
 import { Topic } from '../topic.js';
 import { DrainApi } from './drain-api.js';
-import { DrainSessions, type SessionPod } from './drain-sessions.js';
+import { DrainSessions, sessionPodOfRecord } from './drain-sessions.js';
 import { readFlowTimeouts } from './flow-timeouts.js';
 import { probeFlowVisibility, type DatapathProbeOptions } from './flow-visibility-probe.js';
 import type { FlowTimeouts } from './flows.js';
@@ -185,6 +185,3 @@ export class DrainRunnable implements Runnable, HandedSessions {
   }
 }
 
-function sessionPodOfRecord(rec: SessionRecord): SessionPod {
-  return { ...eventPodOf(rec), key: rec.key, ips: rec.ips };
-}

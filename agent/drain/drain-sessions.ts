@@ -20,6 +20,7 @@ import type { ConntrackApi } from 'netlink-native/types';
 import type { Clock, TimerHandle } from '../../time/clock.js';
 import { countOpenFlows, type FlowTimeouts } from './flows.js';
 import type { FlowVisibility } from '../../src/flow-visibility.js';
+import { eventPodOf } from '../pods/index.js';
 import type { CachedPod } from '../pods/pod-cache.js';
 import type { SessionRecord } from '../runtime/state-file.js';
 
@@ -76,9 +77,9 @@ export function sessionPodOf(pod: CachedPod): SessionPod {
   return { uid: pod.view.uid, key: pod.view.key, namespace: pod.namespace, name: pod.name, nodeName: pod.view.nodeName, ips: [...pod.view.ips] };
 }
 
-function sessionPodOfRecord(rec: SessionRecord): SessionPod {
-  const at = rec.key.indexOf('/');
-  return { uid: rec.uid, key: rec.key, namespace: at < 0 ? '' : rec.key.slice(0, at), name: at < 0 ? rec.key : rec.key.slice(at + 1), nodeName: rec.nodeName, ips: [...rec.ips] };
+/** A session's pod from its record (a resumed session: its pod may be gone from the cache). */
+export function sessionPodOfRecord(rec: SessionRecord): SessionPod {
+  return { ...eventPodOf(rec), key: rec.key, ips: [...rec.ips] };
 }
 
 /** The settings of a pod's drain; defaults (and a warning) when its annotations do not parse. */

@@ -16,7 +16,9 @@
  * Every IPVS call goes through one queue, so a release never interleaves with a pass.
  */
 import type { Logger } from 'pino';
-import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsService, type IpvsServiceKey } from 'netlink-native/types';
+import { destinationSpecOf, formatDestinationKey, formatServiceKey } from 'netlink-native/ipvs-keys';
+import { isCode } from './netlink-code.js';
+import type { IpvsApi, IpvsDestination, IpvsDestinationKey, IpvsDestinationSpec, IpvsService, IpvsServiceKey } from 'netlink-native/types';
 
 export interface HeldServer {
   podUid: string;
@@ -37,7 +39,7 @@ export interface HeldServer {
   /** The agent re-added it after the proxy deleted it: the agent removes it on release. */
   recreated: boolean;
   /**
-   * The service's servers (`address/port`, dump order) as the last scan before this hold saw
+   * The service's servers (formatDestinationKey's `address:port`, dump order) as the last scan before this hold saw
    * them: the pre-drain list order, which flow pinning's twin copies. A proxy that deletes the
    * server and the hold that re-adds it change the kernel's order (re-added servers go to the
    * head); the mh/sh tables follow the order.
@@ -92,28 +94,8 @@ export interface IpvsHoldOptions {
 /** Weight kube-proxy gives every endpoint: used as the original of a server first seen at 0. */
 export const DEFAULT_ORIGINAL_WEIGHT = 1;
 
-export function serviceId(key: IpvsServiceKey): string {
-  return key.fwmark !== undefined ? `fwmark/${key.family}/${key.fwmark}` : `${key.protocol}/${key.address.toLowerCase()}/${key.port}`;
-}
-
-function destinationId(dest: IpvsDestinationKey): string {
-  return `${dest.address.toLowerCase()}/${dest.port}`;
-}
-
 function heldId(service: IpvsServiceKey, dest: IpvsDestinationKey): string {
-  return `${serviceId(service)}>${destinationId(dest)}`;
-}
-
-function specOf(d: IpvsDestination): IpvsDestinationSpec {
-  return {
-    address: d.address, port: d.port, family: d.family, forwarding: d.forwarding, weight: d.weight,
-    upperThreshold: d.upperThreshold, lowerThreshold: d.lowerThreshold,
-    tunnelType: d.tunnelType, tunnelPort: d.tunnelPort, tunnelFlags: d.tunnelFlags,
-  };
-}
-
-function isCode(error: unknown, ...codes: string[]): boolean {
-  return error instanceof NetlinkError && codes.includes(error.code);
+  return `${formatServiceKey(service)}>${formatDestinationKey(dest)}`;
 }
 
 async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -248,16 +230,16 @@ export class IpvsHold {
    */
   private servicesToReassert(draining: readonly DrainingPod[]): Set<string> {
     const ids = new Set<string>();
-    for (const h of this.holds.values()) ids.add(serviceId(h.service));
+    for (const h of this.holds.values()) ids.add(formatServiceKey(h.service));
     for (const pod of draining) {
-      for (const ip of pod.ips) for (const { service } of this.index.get(ip.toLowerCase()) ?? []) ids.add(serviceId(service.key));
+      for (const ip of pod.ips) for (const { service } of this.index.get(ip.toLowerCase()) ?? []) ids.add(formatServiceKey(service.key));
     }
     return ids;
   }
 
   /** Reads the servers of the services in `ids` only (the index and orders stay as the last full scan left them). */
   private async scanServices(ids: ReadonlySet<string>): Promise<Awaited<ReturnType<IpvsHold['scan']>>> {
-    return this.listServers((await this.options.ipvs.listServices()).filter((service) => ids.has(serviceId(service.key))));
+    return this.listServers((await this.options.ipvs.listServices()).filter((service) => ids.has(formatServiceKey(service.key))));
   }
 
   /** The servers of each of `services` (undefined for one deleted meanwhile). */
@@ -325,7 +307,7 @@ export class IpvsHold {
       }
     }
     this.index = index;
-    this.orders = new Map(listed.filter((l) => l.dests !== undefined).map((l) => [serviceId(l.service.key), (l.dests ?? []).map(destinationId)]));
+    this.orders = new Map(listed.filter((l) => l.dests !== undefined).map((l) => [formatServiceKey(l.service.key), (l.dests ?? []).map(formatDestinationKey)]));
     return listed;
   }
 
@@ -371,9 +353,9 @@ export class IpvsHold {
   private newHold(pod: DrainingPod, service: IpvsService, dest: IpvsDestination): HeldServer {
     return {
       podUid: pod.uid, podKey: pod.key, service: service.key, scheduler: service.scheduler, destination: { address: dest.address, port: dest.port, family: dest.family },
-      spec: specOf(dest), originalWeight: dest.weight > 0 ? dest.weight : DEFAULT_ORIGINAL_WEIGHT, recreated: false,
+      spec: destinationSpecOf(dest), originalWeight: dest.weight > 0 ? dest.weight : DEFAULT_ORIGINAL_WEIGHT, recreated: false,
       ...(dest.weight > 0 ? {} : { originalAssumed: true }),
-      serviceOrder: this.orders.get(serviceId(service.key)),
+      serviceOrder: this.orders.get(formatServiceKey(service.key)),
     };
   }
 
@@ -421,10 +403,10 @@ export class IpvsHold {
       }
     }
     // Held servers of draining pods that the proxy deleted: re-add at the original weight, then 0.
-    const present = new Map(services.map((s) => [serviceId(s.key), s]));
+    const present = new Map(services.map((s) => [formatServiceKey(s.key), s]));
     for (const [id, held] of this.holds) {
       if (seen.has(id) || !podOfIpHas(podOfIp, held) || newer(held)) continue;
-      const service = present.get(serviceId(held.service));
+      const service = present.get(formatServiceKey(held.service));
       if (service === undefined) continue; // the whole service is gone: nothing to re-add into
       work.push(() => this.readd(held, service));
       changed = true;
@@ -460,13 +442,13 @@ export class IpvsHold {
       const error = results[i];
       if (error === undefined) {
         if (restore !== undefined) {
-          logger.info({ pod: held.podKey, ip: held.destination.address, service: serviceId(held.service) }, 'ipvs: the proxy reset a held server\'s weight; back to 0');
+          logger.info({ pod: held.podKey, ip: held.destination.address, service: formatServiceKey(held.service) }, 'ipvs: the proxy reset a held server\'s weight; back to 0');
           this.options.hooks?.restored?.(restore, held);
         }
         return 'done';
       }
       if (isCode(error, 'ENOENT', 'ESRCH')) return 'missing';
-      logger.warn({ pod: held.podKey, ip: held.destination.address, err: error, service: serviceId(held.service) }, 'ipvs: could not set weight 0; retried next interval');
+      logger.warn({ pod: held.podKey, ip: held.destination.address, err: error, service: formatServiceKey(held.service) }, 'ipvs: could not set weight 0; retried next interval');
       return 'failed';
     });
   }
@@ -478,11 +460,11 @@ export class IpvsHold {
       await ipvs.addDestination(service.key, { ...held.spec, weight: held.originalWeight });
       held.recreated = true;
       await ipvs.setDestinationWeight(service.key, held.destination, 0);
-      log.info({ service: serviceId(held.service), scheduler: service.scheduler, originalWeight: held.originalWeight }, 'ipvs: the proxy deleted a held server; re-added at its original weight and edited to 0');
+      log.info({ service: formatServiceKey(held.service), scheduler: service.scheduler, originalWeight: held.originalWeight }, 'ipvs: the proxy deleted a held server; re-added at its original weight and edited to 0');
       this.options.hooks?.restored?.('readd', held);
     } catch (error) {
       if (isCode(error, 'EEXIST')) return; // the proxy re-added it meanwhile: next pass edits it
-      log.warn({ err: error, service: serviceId(held.service) }, 'ipvs: could not re-add a held server; retried next interval');
+      log.warn({ err: error, service: formatServiceKey(held.service) }, 'ipvs: could not re-add a held server; retried next interval');
     }
   }
 
@@ -505,18 +487,18 @@ export class IpvsHold {
       try {
         if (why === 'gone' && held.recreated) {
           await ipvs.deleteDestination(held.service, held.destination);
-          log.info({ service: serviceId(held.service) }, 'ipvs: pod gone; removed the server the agent had re-created');
+          log.info({ service: formatServiceKey(held.service) }, 'ipvs: pod gone; removed the server the agent had re-created');
         } else if (why === 'serving') {
-          const current = (await ipvs.listDestinations(held.service)).find((d) => destinationId(d) === destinationId(held.destination));
+          const current = (await ipvs.listDestinations(held.service)).find((d) => formatDestinationKey(d) === formatDestinationKey(held.destination));
           if (current !== undefined && current.weight === 0) await ipvs.setDestinationWeight(held.service, held.destination, held.originalWeight);
           if (current !== undefined) this.rememberWeight(held, current.weight === 0 ? held.originalWeight : current.weight);
-          log.info({ service: serviceId(held.service), weight: held.originalWeight }, 'ipvs: pod Ready again; original weight back, hold released');
+          log.info({ service: formatServiceKey(held.service), weight: held.originalWeight }, 'ipvs: pod Ready again; original weight back, hold released');
         } else {
-          log.info({ service: serviceId(held.service) }, 'ipvs: pod gone; hold released, server left as the proxy left it');
+          log.info({ service: formatServiceKey(held.service) }, 'ipvs: pod gone; hold released, server left as the proxy left it');
         }
       } catch (error) {
         if (!isCode(error, 'ENOENT', 'ESRCH')) {
-          log.warn({ err: error, service: serviceId(held.service) }, 'ipvs: release failed; retried next interval');
+          log.warn({ err: error, service: formatServiceKey(held.service) }, 'ipvs: release failed; retried next interval');
           continue;
         }
       }
@@ -539,7 +521,7 @@ class HoldReport {
   log(logger: Logger): void {
     for (const [pod, list] of this.byPod) {
       const ips = [...new Set(list.map((h) => h.destination.address))];
-      const services = list.slice(0, 10).map((h) => `${serviceId(h.service)} (was ${h.originalWeight})`);
+      const services = list.slice(0, 10).map((h) => `${formatServiceKey(h.service)} (was ${h.originalWeight})`);
       logger.info({ pod, ips, servers: list.length, services, more: Math.max(0, list.length - services.length) }, `ipvs: holding ${list.length} real server(s) at weight 0`);
     }
   }

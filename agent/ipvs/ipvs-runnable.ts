@@ -5,7 +5,8 @@
  * mh/sh services. Turns itself off (conntrack-only) where IPVS is not available.
  */
 import type { Logger } from 'pino';
-import { NetlinkError, type IpvsApi } from 'netlink-native/types';
+import type { IpvsApi } from 'netlink-native/types';
+import { isCode } from './netlink-code.js';
 import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { AgentConfig } from '../../src/config/agent.js';
 import type { Runnable } from '../runnable.js';
@@ -220,13 +221,13 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
       await ipvs.listServices();
       metrics.ipvsAvailable.set(1);
     } catch (error) {
-      if (error instanceof NetlinkError && error.code === 'EIPVSUNAVAILABLE') this.disable();
+      if (isCode(error, 'EIPVSUNAVAILABLE')) this.disable();
       else log.warn({ err: error }, 'IPVS probe failed; holding anyway and retrying every interval');
     }
   }
 
   private failed(error: unknown, message: string): void {
-    if (error instanceof NetlinkError && error.code === 'EIPVSUNAVAILABLE') this.disable();
+    if (isCode(error, 'EIPVSUNAVAILABLE')) this.disable();
     else this.options.logger.warn({ err: error }, message);
   }
 

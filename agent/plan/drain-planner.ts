@@ -6,8 +6,8 @@
  * holds a handful of records, not 150,000.
  *
  * A serving pod's missing record is rebuilt from its previous view when it changes (it was
- * serving, so it had been Ready: `wasReady`), so the decisions are planDrains' (see
- * src/drain-plan-pod.test.ts).
+ * serving, so it had been Ready: `wasReady`), so the decision is planPod's for that pod
+ * (src/drain-plan.ts declares it once).
  */
 import { planPod, type PodRecord, type Transition } from '../../src/drain-plan.js';
 import type { PodView } from '../../src/pod/view.js';

@@ -13,6 +13,7 @@ import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import type { PodRecord } from '../../src/drain-plan.js';
 import { DRAIN_STATES } from '../../src/contract.js';
+import { isObject as isRecord } from '../../src/inject/json.js';
 import type { HeldServer } from '../ipvs/ipvs-hold.js';
 
 export const STATE_VERSION = 2;
@@ -51,10 +52,6 @@ export interface AgentState {
 }
 
 export type LoadedState = { kind: 'missing' } | { kind: 'loaded'; state: AgentState } | { kind: 'corrupt'; reason: string; movedTo: string | undefined };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function validPod(p: unknown): p is PodRecord {
   return isRecord(p) && typeof p.uid === 'string' && typeof p.key === 'string' && Array.isArray(p.ips)

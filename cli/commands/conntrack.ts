@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { ConntrackEntry, ConntrackEntryRef, ConntrackMatch, ConntrackProtocol, ConntrackStats, ConntrackTuple, DeleteConntrackResult, NetlinkError } from 'netlink-native/types';
+import { PROTOCOL_NUMBERS, type ConntrackEntry, type ConntrackEntryRef, type ConntrackMatch, type ConntrackProtocol, type ConntrackStats, type ConntrackTuple, type DeleteConntrackResult, type NetlinkError } from 'netlink-native/types';
 import { CliExit } from '../exit.js';
 import { loadNetlinkNative, type NativeModule } from '../load-native.js';
 import { STALE } from '../command-listings.js';
 import { defineStaleCommand } from './stale.js';
 
 const MATCH_MODES: readonly ConntrackMatch[] = ['origSrc', 'origDst', 'replySrc', 'replyDst'];
-const PROTOCOLS: readonly ConntrackProtocol[] = ['tcp', 'udp', 'sctp', 'ipip', 'ipv6', 'icmp', 'icmpv6', 'udplite', 'dccp', 'gre'];
+const PROTOCOLS = Object.keys(PROTOCOL_NUMBERS) as ConntrackProtocol[];
 /** What a dead pod leaves behind: service traffic DNATed to it, and traffic (also IPIP) sent to it. */
 const DELETE_DEFAULT_MATCH: ConntrackMatch[] = ['replySrc', 'origDst'];
 
@@ -76,7 +76,7 @@ function tupleText(t: ConntrackTuple): string {
 
 export function formatEntry(e: ConntrackEntry): string {
   const parts = [
-    `${e.protocol === 'other' ? `proto-${e.protocolNumber}` : e.protocol}/ipv${e.family}`,
+    `${e.protocol}/ipv${e.family}`,
     e.state ?? '-',
     `${e.timeout}s`,
     tupleText(e.original),

@@ -6,6 +6,7 @@
  * compilers report them, `FILE:LINE:COL: message`, so an editor can jump to it.
  */
 import { isScalar, LineCounter, parseAllDocuments, type Document } from 'yaml';
+import { looksLikeJson } from '../../src/inject/json.js';
 import { CliExit } from '../exit.js';
 import { jsonErrorOffset } from './json-error-offset.js';
 import type { ManifestInput } from './input.js';
@@ -18,12 +19,6 @@ interface Position {
 
 function refuse(input: ManifestInput, at: Position | undefined, message: string): CliExit {
   return new CliExit(USAGE_EXIT, `${input.name}${at === undefined ? '' : `:${at.line}:${at.col}`}: ${message}`);
-}
-
-/** The same test as cli/manifest/inject-manifests.ts: such input is parsed as JSON, not YAML. */
-function looksLikeJson(text: string): boolean {
-  const first = text.trimStart()[0];
-  return first === '{' || first === '[';
 }
 
 /** Why `value` (a parsed document or JSON item) is not a Kubernetes object, or undefined. */

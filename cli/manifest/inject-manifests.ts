@@ -1,6 +1,7 @@
 import fastJsonPatch from 'fast-json-patch';
 import { isMap, isSeq, parseAllDocuments, type Document } from 'yaml';
 import type { InjectConfig } from '../../src/config/webhook.js';
+import { looksLikeJson } from '../../src/inject/json.js';
 import { displayName, injectPod, injectWorkload, isWorkloadKind, type RandomSource } from '../../src/inject/index.js';
 
 /** What `conndrain inject` produced: the rewritten text and one line per resource for stderr. */
@@ -80,11 +81,6 @@ function patchDocument(doc: Document, operations: fastJsonPatch.Operation[]): vo
       throw new ManifestError(`internal: unexpected patch operation ${op.op}`);
     }
   }
-}
-
-function looksLikeJson(text: string): boolean {
-  const first = text.trimStart()[0];
-  return first === '{' || first === '[';
 }
 
 /** YAML with block sequences at the same indentation as their key (kubectl's style)? */

@@ -1,6 +1,7 @@
 /** Converts between the typed conntrack API and the addon's raw op arguments/results. */
-import { PROTOCOL_NUMBERS, protocolName, stateNumber, statusBits } from './conntrack-names.js';
+import { protocolName, stateNumber, statusBits } from './conntrack-names.js';
 import type { CheckedFilter } from './conntrack-validate.js';
+import { PROTOCOL_NUMBERS } from './types.js';
 import type {
   ConntrackDeleteIndexedResult,
   ConntrackProtocol,
@@ -9,7 +10,6 @@ import type {
   DeleteConntrackResult,
   DeleteCountsByProtocol,
 } from './types.js';
-import { protocolKey } from './conntrack-entry-refs.js';
 
 export interface RawFilterArgs {
   addresses?: string[];
@@ -64,7 +64,7 @@ export interface RawDeleteResult extends Omit<DeleteConntrackResult, 'byProtocol
 /** The by-protocol counts keyed by protocol name (`proto-<n>` for a number without one). */
 function countsByProtocolKey(raw: RawDeleteResult): Record<string, DeleteCountsByProtocol> {
   const byProtocol: Record<string, DeleteCountsByProtocol> = {};
-  for (const [n, counts] of Object.entries(raw.byProtocol)) byProtocol[protocolKey(Number(n))] = counts;
+  for (const [n, counts] of Object.entries(raw.byProtocol)) byProtocol[protocolName(Number(n))] = counts;
   return byProtocol;
 }
 

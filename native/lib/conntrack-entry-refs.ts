@@ -74,15 +74,9 @@ export function checkEntryRefs(op: string, entries: unknown): CheckedEntryRef[] 
   return (entries as unknown[]).map((e, i) => checkOne(op, e, i));
 }
 
-/** `tcp`, `udp`... or `proto-<n>` for a protocol number without a name. */
-export function protocolKey(protocolNumber: number): string {
-  const name = protocolName(protocolNumber);
-  return name === 'other' ? `proto-${protocolNumber}` : name;
-}
-
 /** Adds one answer to the by-protocol counts. */
 export function countByProtocol(by: Record<string, DeleteCountsByProtocol>, protocolNumber: number, outcome: keyof DeleteCountsByProtocol): void {
-  const key = protocolKey(protocolNumber);
+  const key = protocolName(protocolNumber);
   const row = by[key] ?? (by[key] = { deleted: 0, alreadyGone: 0, failed: 0 });
   row[outcome]++;
 }

@@ -5,7 +5,7 @@
  */
 import { formatAddress, parseAddress } from './conntrack-address.js';
 import type { ConntrackFillSpec } from './conntrack-convert.js';
-import { PROTOCOL_NUMBERS } from './conntrack-names.js';
+import { PROTOCOL_NUMBERS } from './types.js';
 import type { ConntrackTuple, IpFamily } from './types.js';
 
 export interface FilledEntry {

@@ -1,18 +1,5 @@
 /** Names of conntrack numbers: IP protocols, TCP/SCTP states, `IPS_*` status bits. */
-import type { ConntrackProtocol } from './types.js';
-
-export const PROTOCOL_NUMBERS: Readonly<Record<ConntrackProtocol, number>> = {
-  icmp: 1,
-  ipip: 4,
-  tcp: 6,
-  udp: 17,
-  dccp: 33,
-  ipv6: 41,
-  gre: 47,
-  icmpv6: 58,
-  sctp: 132,
-  udplite: 136,
-};
+import { PROTOCOL_NUMBERS, type ConntrackProtocol, type UnnamedProtocol } from './types.js';
 
 const PROTOCOL_NAMES = new Map<number, ConntrackProtocol>(
   Object.entries(PROTOCOL_NUMBERS).map(([name, n]) => [n, name as ConntrackProtocol]),
@@ -22,8 +9,9 @@ export function isConntrackProtocol(name: unknown): name is ConntrackProtocol {
   return typeof name === 'string' && Object.hasOwn(PROTOCOL_NUMBERS, name);
 }
 
-export function protocolName(n: number): ConntrackProtocol | 'other' {
-  return PROTOCOL_NAMES.get(n) ?? 'other';
+/** `tcp`, `udp`... or `proto-<n>` for a protocol number without a name: the one rule for both. */
+export function protocolName(n: number): ConntrackProtocol | UnnamedProtocol {
+  return PROTOCOL_NAMES.get(n) ?? `proto-${n}`;
 }
 
 /** include/uapi/linux/netfilter/nf_conntrack_tcp.h `enum tcp_conntrack`. */

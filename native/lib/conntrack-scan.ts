@@ -6,7 +6,8 @@
 import { constants } from 'node:os';
 import { isIP } from 'node:net';
 import { addressKey } from './conntrack-address.js';
-import { isConntrackProtocol, PROTOCOL_NUMBERS } from './conntrack-names.js';
+import { isConntrackProtocol } from './conntrack-names.js';
+import { PROTOCOL_NUMBERS } from './types.js';
 import { NetlinkError, type ConntrackEntry, type ScanDnatOptions } from './types.js';
 
 export interface RawOwnedTarget {

@@ -1,14 +1,19 @@
 /**
  * IPVS keys as text and as checked values: canonical addresses, `tcp:10.0.0.1:80` /
- * `fwmark:42` service names, `10.1.0.5:8080` destination names, service flag names, and the
- * argument checks shared by the addon wrapper and the in-memory stand-in (so both reject the
- * same input with the same NetlinkError before anything reaches the kernel).
+ * `fwmark:42` service names, `10.1.0.5:8080` destination names, service flag names, the spec
+ * that re-creates a listed destination, and the argument checks shared by the addon wrapper
+ * and the in-memory stand-in (so both reject the same input with the same NetlinkError before
+ * anything reaches the kernel).
+ *
+ * The one text form of an IPVS service and destination key, for every use: the CLI's
+ * arguments and output, error messages, the agent's ids and logs, flow pinning's nftables
+ * registry. No I/O and no addon: the package exports it as `netlink-native/ipvs-keys`, which
+ * the pure core (src/) may import (docs/design/vocabulary.md).
  */
 import { isIP } from 'node:net';
-import { NetlinkError, type IpFamily, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsForwarding, type IpvsProtocol, type IpvsServiceKey, type IpvsServiceSpec } from './types.js';
+import { IPVS_PROTOCOLS, NetlinkError, type IpFamily, type IpvsDestination, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsForwarding, type IpvsProtocol, type IpvsServiceKey, type IpvsServiceSpec } from './types.js';
 
 const EINVAL = 22;
-export const IPVS_PROTOCOLS: readonly IpvsProtocol[] = ['tcp', 'udp', 'sctp'];
 export const IPVS_FORWARDINGS: readonly IpvsForwarding[] = ['masq', 'local', 'tunnel', 'route', 'bypass'];
 export const IPVS_TUNNEL_TYPES = ['ipip', 'gue', 'gre'] as const;
 
@@ -117,18 +122,34 @@ export function defaultNetmask(family: IpFamily): number {
   return family === 6 ? 128 : 0xffffffff;
 }
 
+/** `address:port`, `[address]:port` for IPv6 (an IPv6 address is the one with a colon), the address lower-cased as the kernel spells it. */
 function hostPort(address: string, port: number): string {
-  return addressFamily(address) === 6 ? `[${address}]:${port}` : `${address}:${port}`;
+  const lower = address.toLowerCase();
+  return lower.includes(':') ? `[${lower}]:${port}` : `${lower}:${port}`;
 }
 
-/** `tcp:10.0.0.1:80`, `udp:[fd00::1]:53`, `fwmark:42` (IPv4) or `fwmark6:42` (IPv6). */
+/**
+ * `tcp:10.0.0.1:80`, `udp:[fd00::1]:53`, `fwmark:42` (IPv4) or `fwmark6:42` (IPv6): the text
+ * of a service key, also its identity (two keys of one service give the same text when their
+ * addresses are in the kernel's spelling; parseServiceKey gives that spelling).
+ */
 export function formatServiceKey(key: IpvsServiceKey): string {
   if (key.fwmark !== undefined) return `${key.family === 6 ? 'fwmark6' : 'fwmark'}:${key.fwmark}`;
   return `${key.protocol}:${hostPort(key.address, key.port)}`;
 }
 
+/** `10.1.0.5:8080` or `[fd00::5]:8080`: the text and identity of a real server within its service. */
 export function formatDestinationKey(dest: IpvsDestinationKey): string {
   return hostPort(dest.address, dest.port);
+}
+
+/** The spec that re-creates a listed real server as it is, at `weight` (its own by default). */
+export function destinationSpecOf(d: IpvsDestination, weight = d.weight): Required<IpvsDestinationSpec> {
+  return {
+    address: d.address, port: d.port, family: d.family, forwarding: d.forwarding, weight,
+    upperThreshold: d.upperThreshold, lowerThreshold: d.lowerThreshold,
+    tunnelType: d.tunnelType, tunnelPort: d.tunnelPort, tunnelFlags: d.tunnelFlags,
+  };
 }
 
 function splitHostPort(text: string): { address: string; port: number } | undefined {

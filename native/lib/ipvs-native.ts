@@ -4,14 +4,13 @@
  * their raw results back, and turns their errno into the same NetlinkErrors as the stand-in.
  * NativeNetlink (index.ts) delegates its IpvsApi methods here.
  */
-import { NetlinkError, type IpvsApi, type IpvsDestination, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsForwarding, type IpvsProtocol, type IpvsService, type IpvsServiceKey, type IpvsServiceSpec, type IpvsWeightEdit } from './types.js';
+import { IPVS_PROTOCOLS, NetlinkError, PROTOCOL_NUMBERS, type IpvsApi, type IpvsDestination, type IpvsDestinationKey, type IpvsDestinationSpec, type IpvsForwarding, type IpvsService, type IpvsServiceKey, type IpvsServiceSpec, type IpvsWeightEdit } from './types.js';
 import { addressFamily, checkDestinationKey, checkDestinationSpec, checkServiceKey, checkServiceSpec, checkWeight, ipvsFlagNames, IPVS_FORWARDINGS, IPVS_TUNNEL_TYPES } from './ipvs-keys.js';
 import { ipvsError, ipvsUnavailable, IPVS_UNAVAILABLE_CODE, type IpvsErrorContext } from './ipvs-errors.js';
 
 /** Calls one addon op: (public op name, native op name, args) -> raw result. */
 export type InvokeOp = (op: string, native: string, args: object) => Promise<unknown>;
 
-const PROTOCOL_NUMBERS: Record<IpvsProtocol, number> = { tcp: 6, udp: 17, sctp: 132 };
 
 interface RawServiceKey { family: number; fwmark?: number; protocol?: number; address?: string; port?: number }
 interface RawService { family: number; fwmark: number; protocol?: number; address?: string; port?: number; scheduler: string; flags: number; timeout: number; netmask: number }
@@ -48,7 +47,7 @@ function fromRawService(raw: RawService): IpvsService {
   if (raw.fwmark !== 0) {
     key = { family, fwmark: raw.fwmark };
   } else {
-    const protocol = (Object.keys(PROTOCOL_NUMBERS) as IpvsProtocol[]).find((name) => PROTOCOL_NUMBERS[name] === raw.protocol);
+    const protocol = IPVS_PROTOCOLS.find((name) => PROTOCOL_NUMBERS[name] === raw.protocol);
     if (protocol === undefined) throw new NetlinkError('listServices', 71, 'EPROTO', `the kernel listed a service with protocol ${String(raw.protocol)}`);
     key = { family, protocol, address: raw.address ?? '', port: raw.port ?? 0 };
   }

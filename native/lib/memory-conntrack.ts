@@ -7,7 +7,8 @@ import { constants } from 'node:os';
 import { addressKey } from './conntrack-address.js';
 import type { ConntrackFillResult, ConntrackFillSpec } from './conntrack-convert.js';
 import { expandFillSpec } from './conntrack-fill.js';
-import { PROTOCOL_NUMBERS, protocolName, statusBits, statusFlagNames } from './conntrack-names.js';
+import { protocolName, statusBits, statusFlagNames } from './conntrack-names.js';
+import { PROTOCOL_NUMBERS } from './types.js';
 import { checkEntryRefs, countByProtocol, type CheckedEntryRef } from './conntrack-entry-refs.js';
 import { checkScanOptions, DEFAULT_SCAN_BATCH, ownedMatcher } from './conntrack-scan.js';
 import { checkDeleteOptions, checkListOptions, type CheckedFilter } from './conntrack-validate.js';
@@ -280,7 +281,7 @@ function settle<T>(fn: () => T): Promise<T> {
 /** The addon's matching rules (ct_entry_matches in native/src/wire/ct_parse.c). */
 function compileFilter(f: CheckedFilter): (e: ConntrackEntry) => boolean {
   const addresses = f.addresses === undefined ? undefined : new Set(f.addresses.map((a) => addressKey(a)));
-  const protocols = f.protocols === undefined ? undefined : new Set(f.protocols.map((p) => PROTOCOL_NUMBERS[p]));
+  const protocols = f.protocols === undefined ? undefined : new Set<number>(f.protocols.map((p) => PROTOCOL_NUMBERS[p]));
   return (e) => {
     if (protocols !== undefined && !protocols.has(e.protocolNumber)) return false;
     if (f.zone !== undefined && e.zone !== f.zone) return false;

@@ -9,8 +9,29 @@ export type IpFamily = 4 | 6;
 /** Which address of an entry's tuples is compared with the address set. */
 export type ConntrackMatch = 'origSrc' | 'origDst' | 'replySrc' | 'replyDst';
 
+/**
+ * The IP protocol numbers (IANA, include/uapi/linux/in.h) of the layer-4 (or encapsulation)
+ * protocols conntrack entries carry, by the name conndrain gives them: the one table of
+ * protocol names (the CLI's `--protocol` lists its keys in this order).
+ */
+export const PROTOCOL_NUMBERS = {
+  tcp: 6,
+  udp: 17,
+  sctp: 132,
+  ipip: 4,
+  ipv6: 41,
+  icmp: 1,
+  icmpv6: 58,
+  udplite: 136,
+  dccp: 33,
+  gre: 47,
+} as const;
+
 /** Layer-4 (or encapsulation) protocols an entry can carry, by name. */
-export type ConntrackProtocol = 'tcp' | 'udp' | 'sctp' | 'ipip' | 'ipv6' | 'icmp' | 'icmpv6' | 'udplite' | 'dccp' | 'gre';
+export type ConntrackProtocol = keyof typeof PROTOCOL_NUMBERS;
+
+/** The one name of a protocol number without a name in PROTOCOL_NUMBERS: `proto-<n>`. */
+export type UnnamedProtocol = `proto-${number}`;
 
 export interface ConntrackFilter {
   /** IPv4 and/or IPv6 addresses, any mix; matched in one pass against a hash set. */
@@ -111,7 +132,8 @@ export const IPS_DST_NAT = 1 << 5;
 
 export interface ConntrackEntry {
   family: IpFamily;
-  protocol: ConntrackProtocol | 'other';
+  /** The protocol's name, `proto-<n>` for a number without one (`protocolNumber` says which). */
+  protocol: ConntrackProtocol | UnnamedProtocol;
   protocolNumber: number;
   original: ConntrackTuple;
   reply: ConntrackTuple;
@@ -333,7 +355,9 @@ export interface ConntrackEventsApi {
   openConntrackEvents(options?: ConntrackEventsOptions): Promise<ConntrackEventIndex>;
 }
 
-export type IpvsProtocol = 'tcp' | 'udp' | 'sctp';
+/** The protocols IPVS services are keyed by (a subset of PROTOCOL_NUMBERS' names). */
+export const IPVS_PROTOCOLS = ['tcp', 'udp', 'sctp'] as const satisfies readonly ConntrackProtocol[];
+export type IpvsProtocol = (typeof IPVS_PROTOCOLS)[number];
 
 /** How IPVS identifies a virtual service: by address/port/protocol or by firewall mark. */
 export type IpvsServiceKey =

@@ -120,7 +120,7 @@ async function deleteAndCompare(t: ConntrackTarget, options: Parameters<Conntrac
   assert.equal(result.alreadyGone, 0);
   assert.equal(result.failed, 0);
   const byProtocol: Record<string, { deleted: number; alreadyGone: number; failed: number }> = {};
-  for (const e of targeted) (byProtocol[e.protocol === 'other' ? `proto-${e.protocolNumber}` : e.protocol] ??= { deleted: 0, alreadyGone: 0, failed: 0 }).deleted++;
+  for (const e of targeted) (byProtocol[e.protocol] ??= { deleted: 0, alreadyGone: 0, failed: 0 }).deleted++;
   assert.deepEqual(result.byProtocol, byProtocol, 'deleted entries counted by protocol');
   assert.ok(result.ms >= 0);
   const after = await t.api.listConntrack();

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { protocolName } from '../lib/conntrack-names.js';
 import { decodeEntryRecords, RECORD_SIZE } from '../lib/conntrack-records.js';
 
 interface TupleSpec { src: number[]; dst: number[]; srcPort?: number; dstPort?: number; icmp?: [number, number, number] }
@@ -66,6 +67,16 @@ describe('conntrack entry records', () => {
     assert.deepEqual(entries[1]?.statusFlags, ['DST_NAT']);
     assert.deepEqual(entries[2]?.original, { src: '192.168.0.1', dst: '192.168.0.2', icmpId: 77, icmpType: 8, icmpCode: 0 });
     assert.deepEqual(entries[2]?.reply, { src: '192.168.0.2', dst: '192.168.0.1', icmpId: 77, icmpType: 0, icmpCode: 0 });
+  });
+
+  it('names a protocol number without a name proto-<n>, as the delete counts do', () => {
+    const [entry] = decodeEntryRecords(concat([
+      record({ family: 4, proto: 115, zone: 0, status: 0, timeout: 600, mark: 0, id: 3, orig: { src: [10, 0, 0, 1], dst: [10, 0, 0, 2] }, reply: { src: [10, 0, 0, 2], dst: [10, 0, 0, 1] } }),
+    ]));
+    assert.equal(entry?.protocol, 'proto-115');
+    assert.equal(entry?.protocolNumber, 115);
+    assert.equal(protocolName(115), 'proto-115');
+    assert.equal(protocolName(132), 'sctp');
   });
 
   it('decodes an empty buffer to no entries', () => {

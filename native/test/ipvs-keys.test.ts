@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalAddress, formatServiceKey, ipvsFlagNames, parseDestinationKey, parseServiceKey } from 'netlink-native';
+import { destinationSpecOf, formatDestinationKey } from 'netlink-native/ipvs-keys';
 
 test('service names round-trip: address/port services of both families and fwmark services', () => {
   const cases: Array<[string, unknown]> = [
@@ -15,6 +16,22 @@ test('service names round-trip: address/port services of both families and fwmar
     assert.equal(formatServiceKey(parseServiceKey(text) as never), text);
   }
   assert.deepEqual(parseServiceKey('udp:[FD00:0::A]:53'), { family: 6, protocol: 'udp', address: 'fd00::a', port: 53 }, 'canonical IPv6');
+});
+
+test('one text per key: addresses lower-cased as the kernel spells them, IPv6 in brackets', () => {
+  assert.equal(formatServiceKey({ family: 6, protocol: 'tcp', address: 'FD00::A', port: 80 }), 'tcp:[fd00::a]:80');
+  assert.equal(formatDestinationKey({ address: 'FD00::5', port: 8080 }), '[fd00::5]:8080');
+  assert.equal(formatDestinationKey({ address: '10.244.1.5', port: 8080 }), '10.244.1.5:8080');
+});
+
+test('the spec of a listed destination re-creates it, at its own weight or the one given', () => {
+  const listed = {
+    address: '10.244.1.5', port: 8080, family: 4, forwarding: 'tunnel', weight: 3, upperThreshold: 10, lowerThreshold: 2,
+    tunnelType: 'gue', tunnelPort: 6080, tunnelFlags: 1, activeConnections: 4, inactiveConnections: 5, persistentConnections: 6,
+  } as const;
+  const spec = { address: '10.244.1.5', port: 8080, family: 4, forwarding: 'tunnel', upperThreshold: 10, lowerThreshold: 2, tunnelType: 'gue', tunnelPort: 6080, tunnelFlags: 1 };
+  assert.deepEqual(destinationSpecOf(listed), { ...spec, weight: 3 });
+  assert.deepEqual(destinationSpecOf(listed, 0), { ...spec, weight: 0 });
 });
 
 test('malformed service and destination names are refused', () => {

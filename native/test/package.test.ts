@@ -15,19 +15,19 @@ const PLAIN = { ...process.env, NODE_OPTIONS: (process.env.NODE_OPTIONS ?? '').r
 
 it('imports by name from the project root with plain node (dist/), every entry with its types', () => {
   const script = `
-    const entries = ['netlink-native', 'netlink-native/types', 'netlink-native/memory', 'netlink-native/testing'];
-    Promise.all(entries.map((e) => import(e))).then(([main, types, memory, testing]) => console.log(JSON.stringify({
+    const entries = ['netlink-native', 'netlink-native/types', 'netlink-native/memory', 'netlink-native/testing', 'netlink-native/ipvs-keys'];
+    Promise.all(entries.map((e) => import(e))).then(([main, types, memory, testing, keys]) => console.log(JSON.stringify({
       openNetlink: typeof main.openNetlink, NetlinkError: typeof types.NetlinkError, MemoryConntrack: typeof memory.MemoryConntrack,
-      insertConntrackForTest: typeof testing.insertConntrackForTest,
+      insertConntrackForTest: typeof testing.insertConntrackForTest, formatServiceKey: typeof keys.formatServiceKey,
       resolved: entries.map((e) => import.meta.resolve(e)),
     })));`;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8', env: PLAIN });
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout) as Record<string, unknown> & { resolved: string[] };
-  assert.deepEqual([out.openNetlink, out.NetlinkError, out.MemoryConntrack, out.insertConntrackForTest], ['function', 'function', 'function', 'function']);
+  assert.deepEqual([out.openNetlink, out.NetlinkError, out.MemoryConntrack, out.insertConntrackForTest, out.formatServiceKey], ['function', 'function', 'function', 'function', 'function']);
   for (const url of out.resolved) {
     const path = new URL(url).pathname;
-    assert.match(path, /\/native\/dist\/[a-z]+\.js$/, path);
+    assert.match(path, /\/native\/dist\/[a-z-]+\.js$/, path);
     assert.ok(existsSync(path.replace(/\.js$/, '.d.ts')), `${path}: .d.ts beside it`);
   }
 });

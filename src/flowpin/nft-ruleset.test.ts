@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildDeleteTable, buildRuleset, parsePinCounters, parseRegistry, NFT_PREROUTING_PRIORITY } from './nft-ruleset.js';
-import { planFlowpin, parseServiceKeyId, serviceKeyId } from './twin-plan.js';
+import { formatServiceKey } from 'netlink-native/ipvs-keys';
+import { planFlowpin } from './twin-plan.js';
 import { SCENARIOS } from './fixtures/scenarios.js';
 
 test('ruleset: one transaction that replaces the table; no twin -> the table is removed', () => {
@@ -28,9 +29,12 @@ test('pin counters: packets marked per twin mark', () => {
   assert.equal(parsePinCounters(listing).get(0x0c000001), 42);
 });
 
-test('service key ids round-trip', () => {
-  for (const key of [{ family: 4, protocol: 'tcp', address: '10.0.0.1', port: 80 }, { family: 6, protocol: 'tcp', address: 'fd00::1', port: 0 }, { family: 4, fwmark: 4660 }] as const) {
-    assert.deepEqual(parseServiceKeyId(serviceKeyId(key)), key);
+test('registry: a twin records its original by the one text form of a service key (formatServiceKey), IPv6 and fwmark services too', () => {
+  const rule = (comment: string): unknown => ({ nftables: [{ rule: { family: 'inet', table: 'conndrain', chain: 'twins', comment } }] });
+  for (const key of [{ family: 4, protocol: 'tcp', address: '10.0.0.1', port: 80 }, { family: 6, protocol: 'tcp', address: 'fd00::1', port: 0 }, { family: 4, fwmark: 4660 }, { family: 6, fwmark: 7 }] as const) {
+    const comment = `conndrain-twin fwmark=0x0c000001 original=${formatServiceKey(key)}`;
+    assert.deepEqual(parseRegistry(rule(comment)), [{ original: key, fwmark: 0x0c000001 }], comment);
   }
-  for (const bad of ['tcp/5/1.2.3.4/80', 'fwmark/4/0', 'icmp/4/1.2.3.4/1', 'tcp/4//80', '']) assert.equal(parseServiceKeyId(bad), undefined, bad);
+  assert.deepEqual(parseRegistry(rule('conndrain-twin fwmark=0x0c000001 original=tcp:[fd00::1]:443')), [{ original: { family: 6, protocol: 'tcp', address: 'fd00::1', port: 443 }, fwmark: 0x0c000001 }]);
+  for (const bad of ['tcp/4/1.2.3.4/80', 'fwmark:0', 'icmp:1.2.3.4:1', 'tcp::80', '']) assert.deepEqual(parseRegistry(rule(`conndrain-twin fwmark=0x0c000001 original=${bad}`)), [], bad);
 });

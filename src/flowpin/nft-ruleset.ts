@@ -31,7 +31,9 @@
  */
 import type { IpvsServiceKey } from 'netlink-native/types';
 import { formatMark } from './fwmark-range.js';
-import { parseServiceKeyId, serviceKeyId, type RegistryEntry, type TwinPlan } from './twin-plan.js';
+import { isObject as isRecord } from '../inject/json.js';
+import { formatServiceKey, parseServiceKey } from 'netlink-native/ipvs-keys';
+import type { RegistryEntry, TwinPlan } from './twin-plan.js';
 
 export const NFT_FAMILY = 'inet';
 export const NFT_TABLE = 'conndrain';
@@ -75,7 +77,7 @@ function clip(text: string): string {
 }
 
 export function registryComment(entry: RegistryEntry): string {
-  return `${REGISTRY_PREFIX} fwmark=${formatMark(entry.fwmark)} original=${serviceKeyId(entry.original)}`;
+  return `${REGISTRY_PREFIX} fwmark=${formatMark(entry.fwmark)} original=${formatServiceKey(entry.original)}`;
 }
 
 function pinRule(twin: TwinPlan): NftCommand {
@@ -83,7 +85,7 @@ function pinRule(twin: TwinPlan): NftCommand {
     add: {
       rule: {
         family: NFT_FAMILY, table: NFT_TABLE, chain: NFT_PREROUTING_CHAIN,
-        comment: clip(`pin ${serviceKeyId(twin.original)} -> ${formatMark(twin.fwmark)}${twin.pods.length > 0 ? ` (${twin.pods.join(', ')})` : ''}`),
+        comment: clip(`pin ${formatServiceKey(twin.original)} -> ${formatMark(twin.fwmark)}${twin.pods.length > 0 ? ` (${twin.pods.join(', ')})` : ''}`),
         expr: [...selectService(twin.original), noSyn(), { counter: { packets: 0, bytes: 0 } }, { mangle: { key: { meta: { key: 'mark' } }, value: twin.fwmark } }],
       },
     },
@@ -121,10 +123,6 @@ export function buildRuleset(twins: readonly TwinPlan[]): NftBatch {
   };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * The twins recorded in a `nft -j list table inet conndrain` answer (JSON, never CLI text).
  * Anything that is not a well-formed registry rule is ignored.
@@ -138,7 +136,7 @@ export function parseRegistry(listing: unknown): RegistryEntry[] {
     if (rule.table !== NFT_TABLE || rule.family !== NFT_FAMILY || rule.chain !== NFT_REGISTRY_CHAIN || typeof rule.comment !== 'string') continue;
     const found = /^conndrain-twin fwmark=(0x[0-9a-f]{8}) original=(\S+)$/.exec(rule.comment);
     if (found === null) continue;
-    const original = parseServiceKeyId(found[2] ?? '');
+    const original = parseServiceKey(found[2] ?? '');
     const fwmark = Number(found[1]);
     if (original === undefined || !(fwmark > 0)) continue;
     out.push({ original, fwmark });

@@ -31,6 +31,7 @@
  * - `delete` when it carries no connection: the applier deletes it and the next pass forgets it.
  */
 import { allocateMarks, inRange, type FwmarkRange } from './fwmark-range.js';
+import { destinationSpecOf, formatDestinationKey, formatServiceKey } from 'netlink-native/ipvs-keys';
 import type { IpvsDestination, IpvsDestinationSpec, IpvsService, IpvsServiceKey, IpvsServiceSpec } from 'netlink-native/types';
 import type { HeldRef, ServiceSnapshot } from './types.js';
 
@@ -98,44 +99,9 @@ export interface FlowpinInput {
   optOutPodUids?: ReadonlySet<string>;
 }
 
-/** A service's identity in ids, comments and logs: `tcp/4/10.96.100.1/80` or `fwmark/4/4660`. */
-export function serviceKeyId(key: IpvsServiceKey): string {
-  return key.fwmark !== undefined ? `fwmark/${key.family}/${key.fwmark}` : `${key.protocol}/${key.family}/${key.address.toLowerCase()}/${key.port}`;
-}
-
-/** Inverse of serviceKeyId; undefined for anything else. */
-export function parseServiceKeyId(id: string): IpvsServiceKey | undefined {
-  const parts = id.split('/');
-  if (parts[0] === 'fwmark' && parts.length === 3) {
-    const family = Number(parts[1]);
-    const fwmark = Number(parts[2]);
-    if ((family === 4 || family === 6) && Number.isInteger(fwmark) && fwmark > 0 && fwmark <= 0xffffffff) return { family, fwmark };
-    return undefined;
-  }
-  if ((parts[0] === 'tcp' || parts[0] === 'udp' || parts[0] === 'sctp') && parts.length === 4) {
-    const family = Number(parts[1]);
-    const port = Number(parts[3]);
-    const address = parts[2] ?? '';
-    if ((family === 4 || family === 6) && Number.isInteger(port) && port >= 0 && port <= 65535 && address !== '') return { family, protocol: parts[0], address, port };
-  }
-  return undefined;
-}
-
 /** The key with its address lower-cased (the kernel and the registry spell IPv6 that way). */
 function normalizeKey(key: IpvsServiceKey): IpvsServiceKey {
   return key.fwmark !== undefined ? { family: key.family, fwmark: key.fwmark } : { family: key.family, protocol: key.protocol, address: key.address.toLowerCase(), port: key.port };
-}
-
-function destinationId(d: { address: string; port: number }): string {
-  return `${d.address.toLowerCase()}/${d.port}`;
-}
-
-function specOf(d: IpvsDestination, weight: number): TwinDestinationSpec {
-  return {
-    address: d.address, port: d.port, family: d.family, forwarding: d.forwarding, weight,
-    upperThreshold: d.upperThreshold, lowerThreshold: d.lowerThreshold,
-    tunnelType: d.tunnelType, tunnelPort: d.tunnelPort, tunnelFlags: d.tunnelFlags,
-  };
 }
 
 function twinSpec(original: IpvsService, fwmark: number): TwinServiceSpec {
@@ -158,11 +124,11 @@ function connectionsOf(destinations: readonly IpvsDestination[]): number {
 
 /** Held servers the proxy deleted from the original (the hold re-adds them): the twin has them at their original weight. */
 function deletedHeld(held: readonly HeldRef[], present: readonly IpvsDestination[]): TwinDestination[] {
-  const ids = new Set(present.map(destinationId));
+  const ids = new Set(present.map(formatDestinationKey));
   const out: TwinDestination[] = [];
   for (const h of held) {
-    if (h.spec === undefined || ids.has(destinationId(h.destination))) continue;
-    ids.add(destinationId(h.destination));
+    if (h.spec === undefined || ids.has(formatDestinationKey(h.destination))) continue;
+    ids.add(formatDestinationKey(h.destination));
     const spec = h.spec;
     out.push({
       spec: {
@@ -186,7 +152,7 @@ function preDrainOrder(held: readonly HeldRef[], destinations: TwinDestination[]
   if (order === undefined) return destinations;
   const rank = new Map(order.map((id, index) => [id.toLowerCase(), index]));
   return destinations
-    .map((d, index) => ({ d, index, rank: rank.get(destinationId(d.spec)) ?? -1 }))
+    .map((d, index) => ({ d, index, rank: rank.get(formatDestinationKey(d.spec)) ?? -1 }))
     .sort((a, b) => a.rank - b.rank || a.index - b.index)
     .map(({ d }) => d);
 }
@@ -195,9 +161,9 @@ export function planFlowpin(input: FlowpinInput): FlowpinPlan {
   const { range } = input;
   const optOut = input.optOutPodUids ?? new Set<string>();
   const byId = new Map<string, ServiceSnapshot>();
-  for (const snapshot of input.services) byId.set(serviceKeyId(snapshot.service.key), snapshot);
+  for (const snapshot of input.services) byId.set(formatServiceKey(snapshot.service.key), snapshot);
   const registered = new Map<string, RegistryEntry>();
-  for (const entry of input.registry) if (inRange(range, entry.fwmark)) registered.set(serviceKeyId(entry.original), entry);
+  for (const entry of input.registry) if (inRange(range, entry.fwmark)) registered.set(formatServiceKey(entry.original), entry);
   const registeredMarks = new Set([...registered.values()].map((e) => e.fwmark));
 
   // Marks used by fwmark services that are not our twins (in or out of the range).
@@ -214,7 +180,7 @@ export function planFlowpin(input: FlowpinInput): FlowpinPlan {
   const heldByService = new Map<string, HeldRef[]>();
   for (const held of input.held) {
     if (held.service.fwmark !== undefined && inRange(range, held.service.fwmark)) continue;
-    const id = serviceKeyId(held.service);
+    const id = formatServiceKey(held.service);
     heldByService.set(id, [...(heldByService.get(id) ?? []), held]);
   }
 
@@ -246,14 +212,14 @@ export function planFlowpin(input: FlowpinInput): FlowpinPlan {
   for (const [id, { snapshot, held }] of wanted) {
     const fwmark = marks.get(id);
     if (fwmark === undefined) continue;
-    const heldWeight = new Map(held.map((h) => [destinationId(h.destination), h.originalWeight]));
+    const heldWeight = new Map(held.map((h) => [formatDestinationKey(h.destination), h.originalWeight]));
     const destinations = preDrainOrder(held, [...snapshot.destinations.map((d): TwinDestination => {
-      const original = heldWeight.get(destinationId(d));
-      if (original !== undefined) return { spec: specOf(d, original), weight: original };
-      if (d.weight === 0) return { spec: specOf(d, ASSUMED_LAST_WEIGHT), weight: 0 };
-      return { spec: specOf(d, d.weight), weight: d.weight };
+      const original = heldWeight.get(formatDestinationKey(d));
+      if (original !== undefined) return { spec: destinationSpecOf(d, original), weight: original };
+      if (d.weight === 0) return { spec: destinationSpecOf(d, ASSUMED_LAST_WEIGHT), weight: 0 };
+      return { spec: destinationSpecOf(d, d.weight), weight: d.weight };
     }), ...deletedHeld(held, snapshot.destinations)]);
-    const existing = byId.get(serviceKeyId({ family: snapshot.service.key.family, fwmark }));
+    const existing = byId.get(formatServiceKey({ family: snapshot.service.key.family, fwmark }));
     twins.push({
       id, original: normalizeKey(snapshot.service.key), fwmark, state: 'active', spec: twinSpec(snapshot.service, fwmark), destinations,
       pods: [...new Set(held.map((h) => h.podKey))].sort(), connections: existing === undefined ? 0 : connectionsOf(existing.destinations),
@@ -263,14 +229,14 @@ export function planFlowpin(input: FlowpinInput): FlowpinPlan {
   // Registered twins nothing needs any more: retire while they carry connections, else delete.
   for (const [id, entry] of [...registered].sort(([a], [b]) => a.localeCompare(b))) {
     if (wanted.has(id) && marks.get(id) === entry.fwmark) continue;
-    const twin = byId.get(serviceKeyId({ family: entry.original.family, fwmark: entry.fwmark }));
+    const twin = byId.get(formatServiceKey({ family: entry.original.family, fwmark: entry.fwmark }));
     if (twin === undefined) continue; // already gone: the registry forgets it
-    const originalDests = new Set((byId.get(id)?.destinations ?? []).map(destinationId));
-    const kept = twin.destinations.filter((d) => originalDests.has(destinationId(d)));
+    const originalDests = new Set((byId.get(id)?.destinations ?? []).map(formatDestinationKey));
+    const kept = twin.destinations.filter((d) => originalDests.has(formatDestinationKey(d)));
     const connections = connectionsOf(kept);
     twins.push({
       id, original: normalizeKey(entry.original), fwmark: entry.fwmark, state: connections > 0 ? 'retiring' : 'delete', spec: twinSpec(twin.service, entry.fwmark),
-      destinations: kept.map((d) => ({ spec: specOf(d, d.weight), weight: d.weight })), pods: [], connections,
+      destinations: kept.map((d) => ({ spec: destinationSpecOf(d, d.weight), weight: d.weight })), pods: [], connections,
     });
   }
   twins.sort((a, b) => a.fwmark - b.fwmark);

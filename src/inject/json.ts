@@ -1,11 +1,18 @@
 /**
- * Defensive readers for JSON that came from outside (an AdmissionReview, a manifest file):
- * nothing here trusts a shape it did not check, so injection never throws on odd input.
+ * Defensive readers for JSON that came from outside (an AdmissionReview, a manifest file, the
+ * agent's state file, an nft listing): nothing here trusts a shape it did not check, so
+ * injection never throws on odd input.
  */
 export type JsonObject = Record<string, unknown>;
 
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether the text of a manifest is JSON (parsed as JSON, not YAML): its first non-blank character opens an object or an array. */
+export function looksLikeJson(text: string): boolean {
+  const first = text.trimStart()[0];
+  return first === '{' || first === '[';
 }
 
 /** The object at `key`, or undefined when absent or not an object. */

@@ -10,6 +10,7 @@
  * Status messages are not checked that way, but they reach `kubectl` and the logs; they get
  * the same treatment and a bound of their own.
  */
+import { isControl } from '../../src/quote.js';
 
 /** Total runes of warnings per request before the API server starts truncating them. */
 export const WARNINGS_TOTAL_MAX = 4096;
@@ -17,10 +18,6 @@ export const WARNINGS_TOTAL_MAX = 4096;
 export const WARNING_MAX = 1024;
 /** A deny or refusal message, in runes. */
 export const MESSAGE_MAX = 2048;
-
-function isControl(code: number): boolean {
-  return code < 0x20 || (code >= 0x7f && code <= 0x9f);
-}
 
 /** A string iteration step that is half a surrogate pair: no UTF-8 encoding exists for it. */
 function isLoneSurrogate(ch: string, code: number): boolean {

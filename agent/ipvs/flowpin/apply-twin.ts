@@ -9,7 +9,9 @@
  *   an idle twin whose list order is not the planned one is deleted and re-created.
  */
 import type { Logger } from 'pino';
-import { NetlinkError, type IpvsApi, type IpvsDestination } from 'netlink-native/types';
+import { formatDestinationKey as id } from 'netlink-native/ipvs-keys';
+import type { IpvsApi, IpvsDestination } from 'netlink-native/types';
+import { isCode } from '../netlink-code.js';
 import type { TwinPlan } from '../../../src/flowpin/twin-plan.js';
 
 export interface TwinChange {
@@ -21,13 +23,6 @@ export interface TwinChange {
   orderDiffers: boolean;
 }
 
-function id(d: { address: string; port: number }): string {
-  return `${d.address.toLowerCase()}/${d.port}`;
-}
-
-export function isCode(error: unknown, ...codes: string[]): boolean {
-  return error instanceof NetlinkError && codes.includes(error.code);
-}
 
 function sameOrder(current: readonly IpvsDestination[], twin: TwinPlan): boolean {
   return current.map(id).join(',') === twin.destinations.map((d) => id(d.spec)).join(',');

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { IpvsApi } from 'netlink-native/types';
 import { formatMark, inRange, type FwmarkRange } from '../../../src/flowpin/fwmark-range.js';
 import { buildDeleteTable, parseRegistry } from '../../../src/flowpin/nft-ruleset.js';
-import { isCode } from './apply-twin.js';
+import { isCode } from '../netlink-code.js';
 import type { NftApi } from './nft.js';
 
 export interface CleanupReport {

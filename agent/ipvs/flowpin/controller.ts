@@ -15,13 +15,15 @@ import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { IpvsApi, IpvsDestination } from 'netlink-native/types';
+import { formatServiceKey } from 'netlink-native/ipvs-keys';
 import { formatMark, inRange, type FwmarkRange } from '../../../src/flowpin/fwmark-range.js';
 import { buildRuleset, parsePinCounters, parseRegistry } from '../../../src/flowpin/nft-ruleset.js';
-import { planFlowpin, serviceKeyId, type FlowpinPlan, type RegistryEntry, type TwinState } from '../../../src/flowpin/twin-plan.js';
+import { planFlowpin, type FlowpinPlan, type RegistryEntry, type TwinState } from '../../../src/flowpin/twin-plan.js';
 import type { HeldRef, ServiceSnapshot } from '../../../src/flowpin/types.js';
 import { AGENT_METRICS as N } from '../../../src/metric-names.js';
 import { systemClock, type Clock, type TimerHandle } from '../../../time/clock.js';
-import { applyTwin, isCode } from './apply-twin.js';
+import { applyTwin } from './apply-twin.js';
+import { isCode } from '../netlink-code.js';
 import type { NftApi } from './nft.js';
 
 export const SLOPPY_TCP_PATH = '/proc/sys/net/ipv4/vs/sloppy_tcp';
@@ -61,8 +63,8 @@ export async function readSloppyTcp(path = SLOPPY_TCP_PATH): Promise<number | un
 
 function sameRegistry(listing: unknown, plan: FlowpinPlan): boolean {
   if (listing === undefined) return plan.twins.length === 0;
-  const have = parseRegistry(listing).map((e) => `${e.fwmark}>${serviceKeyId(e.original)}`).sort();
-  const want = plan.twins.map((t) => `${t.fwmark}>${serviceKeyId(t.original)}`).sort();
+  const have = parseRegistry(listing).map((e) => `${e.fwmark}>${formatServiceKey(e.original)}`).sort();
+  const want = plan.twins.map((t) => `${t.fwmark}>${formatServiceKey(t.original)}`).sort();
   const pins = [...parsePinCounters(listing).keys()].sort((a, b) => a - b);
   const wantPins = plan.twins.filter((t) => t.state === 'active').map((t) => t.fwmark).sort((a, b) => a - b);
   return have.join(',') === want.join(',') && pins.join(',') === wantPins.join(',');
@@ -148,10 +150,10 @@ export class FlowpinController {
   private async snapshot(registry: readonly RegistryEntry[], held: readonly HeldRef[]): Promise<ServiceSnapshot[]> {
     const { ipvs, range } = this.options;
     const services = await ipvs.listServices();
-    const needed = new Set<string>([...held.map((h) => serviceKeyId(h.service)), ...registry.map((e) => serviceKeyId(e.original))]);
+    const needed = new Set<string>([...held.map((h) => formatServiceKey(h.service)), ...registry.map((e) => formatServiceKey(e.original))]);
     const out: ServiceSnapshot[] = [];
     for (const service of services) {
-      const id = serviceKeyId(service.key);
+      const id = formatServiceKey(service.key);
       const twin = service.key.fwmark !== undefined && inRange(range, service.key.fwmark);
       let destinations: IpvsDestination[] = [];
       if (twin || needed.has(id)) {
