@@ -29,7 +29,7 @@ const KUBE_SITS_UNDER_COMPONENTS = {
  * The agent's capability folders (docs/design/agent.md) meet at their index.ts: a value from
  * another capability comes through `../<capability>/index.js`; types may come from any file.
  */
-const AGENT_CAPABILITIES = ['pods', 'drain', 'plan', 'ipvs', 'conntrack', 'runtime'];
+const AGENT_CAPABILITIES = ['pods', 'drain', 'plan', 'ipvs', 'conntrack', 'runtime', 'handover'];
 const AGENT_CAPABILITY_FILES = AGENT_CAPABILITIES.map((c) => `agent/${c}/**/*.ts`);
 const CAPABILITIES_MEET_AT_THEIR_INDEX = {
   regex: `^(\\.\\./)+(${AGENT_CAPABILITIES.join('|')})/(?!index\\.js$)`,

@@ -20,7 +20,8 @@ import type { DrainingPod } from './ipvs/ipvs-hold.js';
 import { RecentSet } from './recent-set.js';
 import { kubeEventSink, PodEvents, PodsRunnable, type PodCache } from './pods/index.js';
 import { Runnables, type Runnable } from './runnable.js';
-import { AgentMetrics, AgentPhase, ForeignSessions, Handover, Health, StateKeeper, type AgentState, type StateOwner } from './runtime/index.js';
+import { ForeignSessions, Handover } from './handover/index.js';
+import { AgentMetrics, AgentPhase, Health, StateKeeper, type AgentState, type StateOwner } from './runtime/index.js';
 
 export type { AgentDeps, AgentPorts } from './agent-deps.js';
 

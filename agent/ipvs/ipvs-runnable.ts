@@ -10,13 +10,13 @@ import type { Clock, TimerHandle } from '../../kube/clock.js';
 import type { AgentConfig } from '../../src/config/agent.js';
 import type { Runnable } from '../runnable.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
-import type { IpvsEditor } from '../runtime/handover.js';
+import type { IpvsEditor } from '../handover/handover.js';
 import type { AgentPhase } from '../runtime/phase.js';
 import { Topic } from '../topic.js';
 import type { FlowpinController } from './flowpin/controller.js';
 import { createAgentFlowpin, flowpinSkip } from './flowpin/wire.js';
 import { IpvsHold, type DrainingPod, type HeldServer } from './ipvs-hold.js';
-import { IpvsOwnership } from './ipvs-ownership.js';
+import { IpvsOwnership } from '../handover/index.js';
 
 /** What the plan says to hold: the draining pods, and which pods the API shows serving again. */
 export interface HoldPlan {

@@ -10,7 +10,7 @@ import type { Registry } from 'prom-client';
 import type { KubeConnection } from '../../kube/connection.js';
 import type { AgentConfig } from '../../src/config/agent.js';
 import type { Runnable } from '../runnable.js';
-import { enableAcceptMigration } from './accept-migration.js';
+import { enableAcceptMigration } from '../handover/index.js';
 import { closeListener, createHealthServer, listen } from './health-server.js';
 import { createMetricsServer, type MetricsServer } from './metrics-server.js';
 

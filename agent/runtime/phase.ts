@@ -11,7 +11,7 @@ export class AgentPhase {
   handingOver = false;
   /** A newer instance owns the state file: this one no longer writes it. */
   supersededBy: StateOwner | undefined;
-  /** Whether this instance edits IPVS (set by the IPVS runnable to its ownership; ipvs/ipvs-ownership.ts). */
+  /** Whether this instance edits IPVS (set by the IPVS runnable to its ownership; handover/ipvs-ownership.ts). */
   ipvsEditor: { readonly owns: boolean } = { owns: true };
 
   /**

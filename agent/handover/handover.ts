@@ -9,8 +9,8 @@ import type { HeldServer } from '../ipvs/ipvs-hold.js';
 import type { Runnable } from '../runnable.js';
 import type { ForeignSessions } from './foreign-sessions.js';
 import { followInstance, HandoverListener, type FollowLink } from './handover-link.js';
-import type { AgentPhase } from './phase.js';
-import type { AgentState, SessionRecord, StateOwner } from './state-file.js';
+import type { AgentPhase } from '../runtime/phase.js';
+import type { AgentState, SessionRecord, StateOwner } from '../runtime/state-file.js';
 
 /** The drain sessions of this instance, as the handover needs them (the drain runnable). */
 export interface HandedSessions {
