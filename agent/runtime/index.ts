@@ -1,6 +1,5 @@
-/** The runtime capability: health and metrics, the state file, the phase. */
+/** The runtime capability: health and metrics, the state file. */
 export { AgentMetrics } from './metrics.js';
-export { AgentPhase } from './phase.js';
 export { Health } from './health.js';
 export { closeListener, listen } from './health-server.js';
 export { StateKeeper, type StateResume, type StateSources } from './state-keeper.js';
