@@ -20,7 +20,7 @@ import type { DrainingPod } from './ipvs/ipvs-hold.js';
 import type { RawSlice } from '../src/endpoints/slice-view.js';
 import { RecentSet } from './recent-set.js';
 import { kubeEventSink, PodEvents, PodsRunnable, type PodCache } from './pods/index.js';
-import { Runnables, type Runnable } from './runnable.js';
+import { Runnables, type Runnable, type RunnableFailedError } from './runnable.js';
 import { Topic } from './topic.js';
 import { ForeignSessions, Handover } from './handover/index.js';
 import { AgentMetrics, Health, StateKeeper, type AgentState, type StateOwner } from './runtime/index.js';
@@ -40,6 +40,8 @@ export class Agent {
   private stopping = false;
   private handingOver = false;
   private supersededBy: StateOwner | undefined;
+  /** The stop in progress or done (stop() runs once). */
+  private stopped: Promise<void> | undefined;
   private readonly pods: PodsRunnable;
   private readonly endpoints: EndpointsRunnable;
   private readonly planner: DrainPlanner;
@@ -195,6 +197,19 @@ export class Agent {
       },
     };
     this.runnables = new Runnables([eventsRecorder, state, handover, this.health, conntrack, ipvs, drain, pods, endpoints, plan], logger);
+    // The one error channel: a part that failed after it started makes the agent not ready
+    // (readiness) and stops every part; the entry point (runAgent) then fails with it.
+    void this.runnables.failed.then(() => this.stop());
+  }
+
+  /** Settles with the first part that failed after it started (never rejects). */
+  get failed(): Promise<RunnableFailedError> {
+    return this.runnables.failed;
+  }
+
+  /** The first part that failed after it started, if any. */
+  get failure(): RunnableFailedError | undefined {
+    return this.runnables.failure;
   }
 
   /** The pod cache (tests, benches). */
@@ -208,6 +223,8 @@ export class Agent {
   }
 
   readiness(): { ready: boolean; why: string } {
+    const failure = this.runnables.failure;
+    if (failure !== undefined) return { ready: false, why: failure.message };
     if (this.stopping) return { ready: false, why: 'stopping' };
     if (this.handingOver) return { ready: false, why: 'handing over: answering held drain calls, accepting no new ones' };
     if (!this.pods.isSynced) return { ready: false, why: 'waiting for the first pod list' };
@@ -261,9 +278,14 @@ export class Agent {
   }
 
   /** Stops every part (reverse start order); holds stay in IPVS and in the state file for the next agent, open sessions are handed over. */
-  async stop(): Promise<void> {
-    if (this.stopping) return;
+  stop(): Promise<void> {
     this.stopping = true;
+    // Once: a second call (the entry point after a failure stopped the agent) waits for the first.
+    this.stopped ??= this.stopParts();
+    return this.stopped;
+  }
+
+  private async stopParts(): Promise<void> {
     await this.runnables.stop();
     this.log.info({ holds: this.ipvs.list().length }, 'agent stopped; holds left in place for the next agent');
   }
