@@ -60,7 +60,7 @@ const KUBE_SITS_UNDER_COMPONENTS = {
  * The agent's capability folders (docs/design/agent.md) meet at their index.ts: a value from
  * another capability comes through `../<capability>/index.js`; types may come from any file.
  */
-const AGENT_CAPABILITIES = ['pods', 'drain', 'plan', 'ipvs', 'conntrack', 'stale', 'runtime'];
+const AGENT_CAPABILITIES = ['pods', 'drain', 'plan', 'ipvs', 'conntrack', 'stale', 'runtime', 'handover'];
 const AGENT_CAPABILITY_FILES = AGENT_CAPABILITIES.map((c) => `agent/${c}/**/*.ts`);
 const CAPABILITIES_MEET_AT_THEIR_INDEX = {
   regex: `^(\\.\\./)+(${AGENT_CAPABILITIES.join('|')})/(?!index\\.js$)`,
@@ -136,7 +136,7 @@ function importRules(layers) {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'native/build/**', 'native/dist/**', 'lab/results/**', '**/*.mjs', 'eslint.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'native/build/**', 'native/dist/**', 'lab/results/**', '.vm-cache/**', '**/*.mjs', 'eslint.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -17,10 +17,13 @@ import { IpvsRunnable } from './ipvs/index.js';
 import { DrainPlanner, PlanLoop } from './plan/index.js';
 import { EndpointsRunnable } from './endpoints/index.js';
 import type { DrainingPod } from './ipvs/ipvs-hold.js';
+import type { RawSlice } from '../src/endpoints/slice-view.js';
 import { RecentSet } from './recent-set.js';
 import { kubeEventSink, PodEvents, PodsRunnable, type PodCache } from './pods/index.js';
-import { Runnables, type Runnable } from './runnable.js';
-import { AgentMetrics, AgentPhase, ForeignSessions, Handover, Health, StateKeeper, type AgentState, type StateOwner } from './runtime/index.js';
+import { Runnables, type Runnable, type RunnableFailedError } from './runnable.js';
+import { Topic } from './topic.js';
+import { ForeignSessions, Handover } from './handover/index.js';
+import { AgentMetrics, Health, StateKeeper, type AgentState, type StateOwner } from './runtime/index.js';
 
 export type { AgentDeps, AgentPorts } from './agent-deps.js';
 
@@ -29,7 +32,16 @@ export class Agent {
   /** This process (the state file's owner while it writes it; its handover socket's name). */
   readonly instance: StateOwner;
   private readonly log: Logger;
-  private readonly phase = new AgentPhase();
+  /**
+   * Where the agent is in its life (docs/handover.md), written only here: stop() began, SIGTERM
+   * closed the listeners, a newer instance owns the state file (the handover reports it). The
+   * parts get readers of these, never the fields.
+   */
+  private stopping = false;
+  private handingOver = false;
+  private supersededBy: StateOwner | undefined;
+  /** The stop in progress or done (stop() runs once). */
+  private stopped: Promise<void> | undefined;
   private readonly pods: PodsRunnable;
   private readonly endpoints: EndpointsRunnable;
   private readonly planner: DrainPlanner;
@@ -41,12 +53,13 @@ export class Agent {
   private readonly plan: PlanLoop;
   private readonly runnables: Runnables;
 
+  /** Each part is built after every part its options read (no closure over a later binding). */
   constructor(private readonly deps: AgentDeps) {
     const { config, netlink, kube } = deps;
     const clock = deps.clock ?? systemClock;
     const logger = deps.logger.child({ node: config.nodeName });
     const metrics = deps.metrics ?? new AgentMetrics();
-    const phase = this.phase;
+    const stopping = (): boolean => this.stopping;
     this.log = logger;
     this.metrics = metrics;
     this.instance = { instance: `${config.nodeName}.${randomUUID().slice(0, 8)}`, startedAtMs: clock.now() };
@@ -58,17 +71,20 @@ export class Agent {
     const planner = this.planner = new DrainPlanner(cache);
     // This node's pods the pod watch lost a moment ago: their endpoints' flushes are the pod watch's.
     const recentLocal = new RecentSet(4096);
+    // The slices the endpoint watch sees feed the conntrack restart sweep (subscribed below).
+    const slicesUpserted = new Topic<RawSlice>();
+    const slicesRemoved = new Topic<string>();
     const endpoints = this.endpoints = new EndpointsRunnable({
       kube, clock, logger, metrics, relistBackoffMaxMs: config.relistBackoffMaxMs, watchList: config.watchList,
       debounceMs: config.endpointDebounceMs, terminatingMaxMs: config.terminatingMaxMs, freshMs: config.viewFreshMs,
       // A host-network pod has no IP of its own for the pod watch to act on: its endpoints (by port) are the endpoint plan's, here too.
       isLocalPod: (uid) => (cache.view(uid)?.ips.length ?? 0) > 0 || (planner.record(uid)?.ips.length ?? 0) > 0 || recentLocal.has(uid),
-      sliceUpserted: (slice) => conntrack.sliceUpserted(slice),
-      sliceRemoved: (key) => conntrack.sliceRemoved(key),
+      sliceUpserted: (slice) => slicesUpserted.publish(slice),
+      sliceRemoved: (key) => slicesRemoved.publish(key),
     });
     /** Another pod than `uid` holding `address`: a live pod of this node, or a current endpoint. */
     const holderOf = (address: string, uid: string): string | undefined => cache.liveHolder(address, clock.now(), uid)?.view.key ?? endpoints.holderOf(address, uid);
-    const conntrack: ConntrackRunnable = this.conntrack = new ConntrackRunnable({
+    const conntrack = this.conntrack = new ConntrackRunnable({
       config, netlink, kube, clock, logger, metrics, events, plan: planner,
       liveHolder: holderOf,
       holderOf,
@@ -95,26 +111,27 @@ export class Agent {
         return a || b;
       },
     };
-    const ipvs: IpvsRunnable = this.ipvs = new IpvsRunnable({
-      config, ipvs: netlink, clock, logger, metrics, phase, plan: holdPlan,
-      flowPinningOptOuts: () => {
+    const ipvs = this.ipvs = new IpvsRunnable({
+      config, ipvs: netlink, clock, logger, metrics, plan: holdPlan, stopping,
+      handingOverToNewer: () => this.handingOverToNewer(),
+      flowPinningOptOuts: (heldUids) => {
         const out = cache.flowPinningOptOuts();
-        for (const uid of endpoints.flowPinningOptOuts(ipvs.list().map((h) => h.podUid))) out.add(uid);
+        for (const uid of endpoints.flowPinningOptOuts(heldUids)) out.add(uid);
         return out;
       },
-      planIdle: (): Promise<void> => plan.idle(), storedHolds: () => state.storedHolds(),
     });
     const drain = this.drain = new DrainRunnable({
       config, clock, logger, metrics, events, conntrack: conntrack.api, cache, synced: pods.synced, refresh: () => pods.resync(), foreign,
       flowTimeouts: deps.flowTimeouts, datapathProbe: deps.datapathProbe, listenSocket: deps.listenSocket,
     });
     const state = this.state = new StateKeeper({
-      stateFile: config.stateFile, owner: this.instance, clock, logger, phase,
+      stateFile: config.stateFile, owner: this.instance, clock, logger,
+      superseded: () => this.supersededBy !== undefined,
       sources: {
         pods: () => [...planner.snapshot(), ...endpoints.snapshot()],
         holds: () => ipvs.list(),
         // Stopping gracefully: the sessions still open have no caller waiting; the next agent continues them.
-        sessions: () => [...drain.openRecords(this.instance.instance, phase.stopping), ...foreign.list()],
+        sessions: () => [...drain.openRecords(this.instance.instance, this.stopping), ...foreign.list()],
       },
       resume: {
         // This node's pods go to the pod plan; other nodes' (an older agent recorded every pod it planned) to the endpoint plan.
@@ -125,14 +142,19 @@ export class Agent {
         holds: (held) => ipvs.resume(held),
       },
     });
-    const handover = new Handover({ owner: this.instance, logger, phase, foreign, sessions: drain, ipvs, state });
+    const plan = this.plan = new PlanLoop({
+      planner, cache, synced: () => pods.isSynced && endpoints.isSynced, resync: () => pods.resync(), hold: ipvs, holds: holdPlan, rewatch: (now) => conntrack.rewatch(now), save: () => state.save(),
+      holdIntervalMs: config.holdIntervalMs, clock, logger, metrics, stopping, yielded: () => this.yielded(),
+    });
+    const handover = new Handover({
+      owner: this.instance, logger, stopping, foreign, sessions: drain, ipvs, state,
+      superseded: (by) => {
+        this.supersededBy = by;
+      },
+    });
     this.health = new Health({
       config, kube, logger, registry: metrics.registry,
       ready: () => this.readiness(), holds: () => ipvs.list(), listenSocket: deps.listenSocket, acceptMigrationSysctl: deps.acceptMigrationSysctl,
-    });
-    const plan: PlanLoop = this.plan = new PlanLoop({
-      planner, cache, synced: () => pods.isSynced && endpoints.isSynced, resync: () => pods.resync(), hold: ipvs, holds: holdPlan, rewatch: (now) => conntrack.rewatch(now), save: () => state.save(),
-      holdIntervalMs: config.holdIntervalMs, clock, logger, metrics, phase,
     });
 
     // The seams: who reacts to what.
@@ -151,6 +173,8 @@ export class Agent {
       plan.requestRun();
     };
     pods.listed.subscribe(bothListed);
+    slicesUpserted.subscribe((slice) => conntrack.sliceUpserted(slice));
+    slicesRemoved.subscribe((key) => conntrack.sliceRemoved(key));
     endpoints.listed.subscribe(bothListed);
     endpoints.changed.subscribe(() => plan.requestRun());
     endpoints.flushes.subscribe((f) => conntrack.flushTargets(f));
@@ -173,6 +197,19 @@ export class Agent {
       },
     };
     this.runnables = new Runnables([eventsRecorder, state, handover, this.health, conntrack, ipvs, drain, pods, endpoints, plan], logger);
+    // The one error channel: a part that failed after it started makes the agent not ready
+    // (readiness) and stops every part; the entry point (runAgent) then fails with it.
+    void this.runnables.failed.then(() => this.stop());
+  }
+
+  /** Settles with the first part that failed after it started (never rejects). */
+  get failed(): Promise<RunnableFailedError> {
+    return this.runnables.failed;
+  }
+
+  /** The first part that failed after it started, if any. */
+  get failure(): RunnableFailedError | undefined {
+    return this.runnables.failure;
   }
 
   /** The pod cache (tests, benches). */
@@ -186,8 +223,10 @@ export class Agent {
   }
 
   readiness(): { ready: boolean; why: string } {
-    if (this.phase.stopping) return { ready: false, why: 'stopping' };
-    if (this.phase.handingOver) return { ready: false, why: 'handing over: answering held drain calls, accepting no new ones' };
+    const failure = this.runnables.failure;
+    if (failure !== undefined) return { ready: false, why: failure.message };
+    if (this.stopping) return { ready: false, why: 'stopping' };
+    if (this.handingOver) return { ready: false, why: 'handing over: answering held drain calls, accepting no new ones' };
     if (!this.pods.isSynced) return { ready: false, why: 'waiting for the first pod list' };
     if (!this.endpoints.isSynced) return { ready: false, why: 'waiting for the first EndpointSlice and Namespace lists' };
     if (!this.plan.planned) return { ready: false, why: 'waiting for the first drain plan' };
@@ -227,23 +266,42 @@ export class Agent {
    * answered, then stops. The pod's terminationGracePeriodSeconds must cover the longest drain.
    */
   async handOver(): Promise<void> {
-    if (this.phase.handingOver || this.phase.stopping) return;
-    this.phase.handingOver = true;
+    if (this.handingOver || this.stopping) return;
+    this.handingOver = true;
     this.log.info({ held: this.drain.held, activeDrains: this.drain.active }, 'handover: listeners closed; answering the held drain calls as their drains end');
     this.drain.stopAccepting();
     this.health.stopAccepting();
-    if (this.phase.yielded) await this.ipvs.yieldFlowpin();
+    if (this.yielded()) await this.ipvs.yieldFlowpin();
     await this.drain.idle();
     this.log.info({ handedOver: this.drain.active }, 'handover: every held drain call answered; stopping');
     await this.stop();
   }
 
   /** Stops every part (reverse start order); holds stay in IPVS and in the state file for the next agent, open sessions are handed over. */
-  async stop(): Promise<void> {
-    if (this.phase.stopping) return;
-    this.phase.stopping = true;
+  stop(): Promise<void> {
+    this.stopping = true;
+    // Once: a second call (the entry point after a failure stopped the agent) waits for the first.
+    this.stopped ??= this.stopParts();
+    return this.stopped;
+  }
+
+  private async stopParts(): Promise<void> {
     await this.runnables.stop();
     this.log.info({ holds: this.ipvs.list().length }, 'agent stopped; holds left in place for the next agent');
+  }
+
+  /** Handing over (SIGTERM) while a newer instance, connected, owns the state file. */
+  private handingOverToNewer(): boolean {
+    return this.handingOver && this.supersededBy !== undefined;
+  }
+
+  /**
+   * Handed over to a newer instance that is connected and edits IPVS: it runs the plan (IPVS
+   * hold, ghost cleanup) for the node; this one only answers its held calls (the watch still
+   * ends drains of pods that go). Without a newer instance (plain SIGTERM) it keeps holding.
+   */
+  private yielded(): boolean {
+    return this.handingOverToNewer() && !this.ipvs.owns;
   }
 
   /** Runs the plan now (tests); resolves when its IPVS and state-file work is done. */

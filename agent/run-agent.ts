@@ -3,13 +3,14 @@
  * server, opens netlink, starts the Agent, hands over on the first shutdown request (held
  * drain calls are answered as their drains end; a second request cuts them short), stops, and
  * resolves. Every failure to start is an AgentStartError with a reason the CLI maps to an exit
- * code and a sentence; nothing here ends the process.
+ * code and a sentence; a part that fails after start stops the agent and rejects with an
+ * AgentFailedError (a non-zero exit); nothing here ends the process.
  */
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../src/config/agent.js';
 import type { KubeConnection } from '../kube/connection.js';
 import type { Agent, AgentDeps } from './agent.js';
-import { RunnableStartError } from './runnable.js';
+import { RunnableStartError, type RunnableFailedError } from './runnable.js';
 
 /**
  * Why the agent could not start: `kubeconfig` (no usable API server credentials), `netlink`
@@ -27,6 +28,18 @@ export class AgentStartError extends Error {
 
   /** The part that failed to start (health, drain, ...), when one did. */
   readonly runnable: string | undefined;
+}
+
+/** A part failed after the agent started: the agent stopped (every part, gracefully). */
+export class AgentFailedError extends Error {
+  /** The part that failed (health, drain, ...). */
+  readonly runnable: string;
+
+  constructor(failure: RunnableFailedError) {
+    super(failure.message, { cause: failure.cause });
+    this.name = 'AgentFailedError';
+    this.runnable = failure.runnable;
+  }
 }
 
 /** When to stop: the first request hands over, a second one (during the handover) stops at once. */
@@ -101,12 +114,18 @@ export async function runAgent(config: AgentConfig, deps: RunAgentDeps): Promise
     netlink.close();
     throw startErrorOf(error);
   }
-  const signal = await deps.shutdown.first;
-  // A graceful handover (docs/handover.md): no new connections, the held drain calls answered
-  // as their drains end, then stop. A second request stops at once.
-  logger.info({ signal }, 'stopping: handing over');
-  const again = deps.shutdown.second();
-  await Promise.race([agent.handOver(), again.then(() => logger.warn('second signal: stopping now, held drain calls are cut'))]);
+  // A part that fails (the agent stops itself then) ends the wait, whether for a request or for the handover.
+  const failed = agent.failed.then(() => undefined);
+  const signal = await Promise.race([deps.shutdown.first, failed]);
+  if (signal !== undefined) {
+    // A graceful handover (docs/handover.md): no new connections, the held drain calls answered
+    // as their drains end, then stop. A second request stops at once.
+    logger.info({ signal }, 'stopping: handing over');
+    const again = deps.shutdown.second();
+    await Promise.race([agent.handOver(), again.then(() => logger.warn('second signal: stopping now, held drain calls are cut')), failed]);
+  }
   await agent.stop();
   netlink.close();
+  const failure = agent.failure;
+  if (failure !== undefined) throw new AgentFailedError(failure);
 }

@@ -14,71 +14,29 @@
  *   at the weight 0 we set get their original weight back and the agent stops interfering.
  *
  * Every IPVS call goes through one queue, so a release never interleaves with a pass.
+ *
+ * This file is the passes; what they keep and do is beside it: the held servers
+ * (`held-server.ts`, `hold-registry.ts`), the address index (`address-index.ts`), the call
+ * queue (`call-queue.ts`), the reads (`ipvs-scan.ts`) and the edits (`hold-edits.ts`).
  */
 import type { Logger } from 'pino';
-import { destinationSpecOf, formatDestinationKey, formatServiceKey } from 'netlink-native/ipvs-keys';
-import { isCode } from './netlink-code.js';
-import type { IpvsApi, IpvsDestination, IpvsDestinationKey, IpvsDestinationSpec, IpvsService, IpvsServiceKey } from 'netlink-native/types';
+import type { IpvsApi, IpvsServiceKey } from 'netlink-native/types';
+import { mapLimit } from '../../src/map-limit.js';
+import { AddressIndex } from './address-index.js';
+import { CallQueue } from './call-queue.js';
+import { formatServiceKey } from 'netlink-native/ipvs-keys';
+import { heldId, newHold, covers, type DrainingPod, type HeldServer, type RestoreAction } from './held-server.js';
+import { readd, release, setZeros, type HoldEditsContext } from './hold-edits.js';
+import { HoldRegistry } from './hold-registry.js';
+import { HoldReport } from './hold-report.js';
+import { listServers, type ListedService } from './ipvs-scan.js';
 
-export interface HeldServer {
-  podUid: string;
-  podKey: string;
-  service: IpvsServiceKey;
-  scheduler: string;
-  destination: IpvsDestinationKey;
-  /** What it takes to re-add the server as it was (forwarding, thresholds, tunnel). */
-  spec: IpvsDestinationSpec;
-  /** The weight before the hold (the proxy's); 1 when first seen already at 0. */
-  originalWeight: number;
-  /**
-   * The server was first seen already at 0 (another agent instance, or a crash, edited it
-   * before this hold): `originalWeight` is the default, not a weight seen. A hold handed over
-   * by the instance that saw the real weight replaces it (`adopt`). Absent: seen.
-   */
-  originalAssumed?: boolean;
-  /** The agent re-added it after the proxy deleted it: the agent removes it on release. */
-  recreated: boolean;
-  /**
-   * The service's servers (formatDestinationKey's `address:port`, dump order) as the last scan before this hold saw
-   * them: the pre-drain list order, which flow pinning's twin copies. A proxy that deletes the
-   * server and the hold that re-adds it change the kernel's order (re-added servers go to the
-   * head); the mh/sh tables follow the order.
-   */
-  serviceOrder?: string[];
-}
-
-export type RestoreAction = 'weight' | 'readd';
+export type { DrainingPod, HeldServer, RestoreAction } from './held-server.js';
 
 export interface HoldHooks {
   restored?(action: RestoreAction, held: HeldServer): void;
   /** The set of held servers changed (persist it). */
   changed?(): void;
-}
-
-export interface DrainingPod {
-  uid: string;
-  key: string;
-  ips: readonly string[];
-  /**
-   * false: the pod was never Ready (a new pod of a rollout, not Ready yet). The proxy only
-   * programs Ready endpoints, so the address index not knowing its IPs is the normal case and
-   * needs no scan at once (the interval's full pass holds any server it has).
-   */
-  wasReady?: boolean;
-  /**
-   * Only the real servers on these ports (and protocols: a fwmark service has none and matches
-   * by port) are held: an endpoint from an EndpointSlice is held by its slice's address, port
-   * and protocol, never by bare IP (a host-network endpoint's address is a node's). Absent:
-   * every server with one of `ips`. Empty: none newly held, those held already stay (a hold
-   * resumed from the state file before the slices are listed).
-   */
-  ports?: ReadonlyArray<{ port: number; protocol: string }>;
-}
-
-/** Whether `pod`'s hold covers the server `dest` of `service` (its ports, when it names them). */
-function covers(pod: DrainingPod, service: IpvsServiceKey, dest: IpvsDestinationKey): boolean {
-  if (pod.ports === undefined) return true;
-  return pod.ports.some((p) => p.port === dest.port && (service.fwmark !== undefined || p.protocol === service.protocol));
 }
 
 export interface IpvsHoldOptions {
@@ -91,31 +49,6 @@ export interface IpvsHoldOptions {
   skipService?: (key: IpvsServiceKey) => boolean;
 }
 
-/** Weight kube-proxy gives every endpoint: used as the original of a server first seen at 0. */
-export const DEFAULT_ORIGINAL_WEIGHT = 1;
-
-function heldId(service: IpvsServiceKey, dest: IpvsDestinationKey): string {
-  return `${formatServiceKey(service)}>${formatDestinationKey(dest)}`;
-}
-
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
-interface IndexedServer {
-  service: IpvsService;
-  dest: IpvsDestination;
-}
-
 /**
  * What a re-assert pass reads: `full`, every service (finds a draining pod's servers wherever
  * they are); `held`, only the services that hold or may hold a draining pod's servers
@@ -124,28 +57,24 @@ interface IndexedServer {
 export type ReassertScope = 'full' | 'held';
 
 export class IpvsHold {
-  private readonly holds = new Map<string, HeldServer>();
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly holds = new HoldRegistry();
+  private readonly queue = new CallQueue();
   /**
-   * Real servers by address, from the last full scan: when a pod starts draining, its known
-   * servers are edited to 0 at once, before the full scan (1,000 services = 1,000 netlink
-   * round trips) that catches the rest. Refreshed by every scan and by `refreshIndex()` (the
-   * agent: every 10 s while idle). A known server the proxy deleted meanwhile is held and
-   * re-added: the proxy deletes at the moment the drain begins, often before this hold.
+   * Refreshed by every scan and by `refreshIndex()` (the agent: every 10 s while idle). A known
+   * server the proxy deleted meanwhile is held and re-added: the proxy deletes at the moment the
+   * drain begins, often before this hold.
    */
-  private index = new Map<string, IndexedServer[]>();
+  private readonly index = new AddressIndex();
   private refreshing = false;
-  /** Each service's servers in dump order, from the last full scan (see HeldServer.serviceOrder). */
-  private orders = new Map<string, string[]>();
-  /** Counts scans and edits: a hold made after a scan began (`heldAt` > the scan's) is newer than the scan. */
-  private seq = 0;
-  private readonly heldAt = new WeakMap<HeldServer, number>();
+  private readonly edits: HoldEditsContext;
 
-  constructor(private readonly options: IpvsHoldOptions) {}
+  constructor(private readonly options: IpvsHoldOptions) {
+    this.edits = { ipvs: options.ipvs, logger: options.logger, restored: (action, held) => options.hooks?.restored?.(action, held) };
+  }
 
   /** Every held server (for the state file and metrics). */
   list(): HeldServer[] {
-    return [...this.holds.values()];
+    return this.holds.list();
   }
 
   get size(): number {
@@ -154,7 +83,7 @@ export class IpvsHold {
 
   /** Resumes holds from the state file (before the first sync). */
   resume(held: readonly HeldServer[]): void {
-    for (const h of held) this.holds.set(heldId(h.service, h.destination), { ...h });
+    this.holds.resume(held);
   }
 
   /**
@@ -163,25 +92,14 @@ export class IpvsHold {
    * when this one only assumed it (first seen at 0). Returns how many holds it added or changed.
    */
   adopt(held: readonly HeldServer[]): number {
-    let changed = 0;
-    for (const h of held) {
-      const id = heldId(h.service, h.destination);
-      const mine = this.holds.get(id);
-      if (mine === undefined) {
-        this.holds.set(id, { ...h });
-        changed += 1;
-      } else if (mine.originalAssumed === true && h.originalAssumed !== true) {
-        this.holds.set(id, { ...mine, originalWeight: h.originalWeight, spec: h.spec, originalAssumed: false, recreated: mine.recreated || h.recreated, serviceOrder: mine.serviceOrder ?? h.serviceOrder });
-        changed += 1;
-      }
-    }
+    const changed = this.holds.adopt(held);
     if (changed > 0) this.options.hooks?.changed?.();
     return changed;
   }
 
   /** Resolves once the IPVS calls queued so far are done (a handover waits for it before sending its holds). */
-  async idle(): Promise<void> {
-    await this.enqueue(() => Promise.resolve());
+  idle(): Promise<void> {
+    return this.queue.idle();
   }
 
   /**
@@ -189,7 +107,7 @@ export class IpvsHold {
    * then holds every server of every draining pod at weight 0. Resolves when IPVS is done.
    */
   sync(draining: readonly DrainingPod[], servingUids: ReadonlySet<string>): Promise<void> {
-    return this.enqueue(async () => {
+    return this.queue.run(async () => {
       await this.releaseNotDraining(draining, servingUids);
       await this.holdKnown(draining);
       await this.holdAll(draining);
@@ -206,15 +124,15 @@ export class IpvsHold {
    */
   async reassert(current: () => { draining: readonly DrainingPod[]; servingUids: ReadonlySet<string> }, scope: ReassertScope = 'full'): Promise<void> {
     if (current().draining.length === 0) {
-      await this.enqueue(async () => {
+      await this.queue.run(async () => {
         const now = current();
         await this.releaseNotDraining(now.draining, now.servingUids);
       });
       return;
     }
-    const scanSeq = ++this.seq;
+    const scanSeq = this.holds.beginScan();
     const listed = scope === 'full' ? await this.scan() : await this.scanServices(this.servicesToReassert(current().draining));
-    await this.enqueue(async () => {
+    await this.queue.run(async () => {
       const now = current();
       await this.releaseNotDraining(now.draining, now.servingUids);
       await this.holdKnown(now.draining);
@@ -232,27 +150,14 @@ export class IpvsHold {
     const ids = new Set<string>();
     for (const h of this.holds.values()) ids.add(formatServiceKey(h.service));
     for (const pod of draining) {
-      for (const ip of pod.ips) for (const { service } of this.index.get(ip.toLowerCase()) ?? []) ids.add(formatServiceKey(service.key));
+      for (const ip of pod.ips) for (const { service } of this.index.at(ip)) ids.add(formatServiceKey(service.key));
     }
     return ids;
   }
 
   /** Reads the servers of the services in `ids` only (the index and orders stay as the last full scan left them). */
-  private async scanServices(ids: ReadonlySet<string>): Promise<Awaited<ReturnType<IpvsHold['scan']>>> {
-    return this.listServers((await this.options.ipvs.listServices()).filter((service) => ids.has(formatServiceKey(service.key))));
-  }
-
-  /** The servers of each of `services` (undefined for one deleted meanwhile). */
-  private listServers(services: readonly IpvsService[]): Promise<Array<{ service: IpvsService; dests: IpvsDestination[] | undefined }>> {
-    const { ipvs, concurrency = 8 } = this.options;
-    return mapLimit(services, concurrency, async (service) => {
-      try {
-        return { service, dests: await ipvs.listDestinations(service.key) };
-      } catch (error) {
-        if (isCode(error, 'ENOENT', 'ESRCH')) return { service, dests: undefined }; // deleted meanwhile
-        throw error;
-      }
-    });
+  private async scanServices(ids: ReadonlySet<string>): Promise<ListedService[]> {
+    return listServers(this.options.ipvs, (await this.options.ipvs.listServices()).filter((service) => ids.has(formatServiceKey(service.key))), this.concurrency);
   }
 
   private async releaseNotDraining(draining: readonly DrainingPod[], servingUids: ReadonlySet<string>): Promise<void> {
@@ -273,7 +178,7 @@ export class IpvsHold {
    * run at once.
    */
   syncChanged(draining: readonly DrainingPod[], servingUids: ReadonlySet<string>): Promise<number> {
-    return this.enqueue(async () => {
+    return this.queue.run(async () => {
       await this.releaseNotDraining(draining, servingUids);
       return this.holdKnown(draining);
     });
@@ -295,39 +200,33 @@ export class IpvsHold {
     }
   }
 
-  private async scan(): Promise<Array<{ service: IpvsService; dests: IpvsDestination[] | undefined }>> {
-    const listed = await this.listServers(await this.options.ipvs.listServices());
-    const index = new Map<string, IndexedServer[]>();
-    for (const { service, dests } of listed) {
-      for (const dest of dests ?? []) {
-        const ip = dest.address.toLowerCase();
-        let list = index.get(ip);
-        if (list === undefined) index.set(ip, (list = []));
-        list.push({ service, dest });
-      }
-    }
-    this.index = index;
-    this.orders = new Map(listed.filter((l) => l.dests !== undefined).map((l) => [formatServiceKey(l.service.key), (l.dests ?? []).map(formatDestinationKey)]));
+  /** Reads every service's servers and rebuilds the address index from them. */
+  private async scan(): Promise<ListedService[]> {
+    const listed = await listServers(this.options.ipvs, await this.options.ipvs.listServices(), this.concurrency);
+    this.index.rebuild(listed);
     return listed;
+  }
+
+  private get concurrency(): number {
+    return this.options.concurrency ?? 8;
   }
 
   /** Fast path: servers of newly draining pods that the index knows, edited to 0 before any scan. */
   private async holdKnown(draining: readonly DrainingPod[]): Promise<number> {
-    const held = new Set<string>();
-    for (const h of this.holds.values()) held.add(h.podUid);
+    const held = this.holds.podUids();
     const zeros: HeldServer[] = [];
     let unindexed = 0;
     for (const pod of draining) {
       if (held.has(pod.uid)) continue;
-      if (pod.wasReady !== false && pod.ips.every((ip) => (this.index.get(ip.toLowerCase()) ?? []).length === 0)) unindexed += 1;
+      if (pod.wasReady !== false && pod.ips.every((ip) => this.index.at(ip).length === 0)) unindexed += 1;
       for (const ip of pod.ips) {
-        for (const { service, dest } of this.index.get(ip.toLowerCase()) ?? []) {
+        for (const { service, dest } of this.index.at(ip)) {
           if (this.options.skipService?.(service.key) === true || !covers(pod, service.key, dest)) continue;
           const id = heldId(service.key, dest);
           if (this.holds.has(id)) continue;
-          const h = this.newHold(pod, service, dest);
+          const h = newHold(pod, service, dest, this.index.orderOf(formatServiceKey(service.key)));
           this.holds.set(id, h);
-          this.heldAt.set(h, ++this.seq);
+          this.holds.markHeld(h);
           // Edited whatever weight the index remembers: the index is a snapshot, and the last
           // one may date from this pod's previous drain (weight 0 then, its original weight
           // again since the release); skipping it would leave the edit to the full scan.
@@ -341,7 +240,7 @@ export class IpvsHold {
     }
     if (zeros.length === 0) return unindexed;
     const report = new HoldReport();
-    const outcomes = await this.setZeros(zeros.map((h) => ({ held: h, restore: undefined })));
+    const outcomes = await setZeros(this.edits, zeros.map((h) => ({ held: h, restore: undefined })));
     zeros.forEach((h, i) => {
       if (outcomes[i] === 'done') report.add(h);
     });
@@ -350,22 +249,7 @@ export class IpvsHold {
     return unindexed;
   }
 
-  private newHold(pod: DrainingPod, service: IpvsService, dest: IpvsDestination): HeldServer {
-    return {
-      podUid: pod.uid, podKey: pod.key, service: service.key, scheduler: service.scheduler, destination: { address: dest.address, port: dest.port, family: dest.family },
-      spec: destinationSpecOf(dest), originalWeight: dest.weight > 0 ? dest.weight : DEFAULT_ORIGINAL_WEIGHT, recreated: false,
-      ...(dest.weight > 0 ? {} : { originalAssumed: true }),
-      serviceOrder: this.orders.get(formatServiceKey(service.key)),
-    };
-  }
-
-  private enqueue<R>(fn: () => Promise<R>): Promise<R> {
-    const run = this.queue.then(fn);
-    this.queue = run.catch(() => undefined);
-    return run;
-  }
-
-  private async holdAll(draining: readonly DrainingPod[], scanned?: Awaited<ReturnType<IpvsHold['scan']>>, scanSeq = Number.POSITIVE_INFINITY): Promise<void> {
+  private async holdAll(draining: readonly DrainingPod[], scanned?: ListedService[], scanSeq = Number.POSITIVE_INFINITY): Promise<void> {
     if (draining.length === 0) return; // nothing to hold: no IPVS call at all
     // Several draining endpoints may share an address (host-network pods of one node, on their own ports).
     const podOfIp = new Map<string, DrainingPod[]>();
@@ -376,9 +260,8 @@ export class IpvsHold {
         else list.push(pod);
       }
     }
-    const { concurrency = 8 } = this.options;
     const listed = scanned ?? await this.scan();
-    const newer = (h: HeldServer): boolean => (this.heldAt.get(h) ?? 0) > scanSeq;
+    const newer = (h: HeldServer): boolean => this.holds.heldAfter(h, scanSeq);
     const services = listed.map((l) => l.service);
     let changed = false;
     const seen = new Set<string>();
@@ -393,7 +276,7 @@ export class IpvsHold {
         seen.add(id);
         const held = this.holds.get(id);
         if (held === undefined) {
-          const h = this.newHold(pod, service, dest);
+          const h = newHold(pod, service, dest, this.index.orderOf(formatServiceKey(service.key)));
           this.holds.set(id, h);
           changed = true;
           if (dest.weight !== 0) zeros.push({ held: h, restore: undefined });
@@ -404,125 +287,29 @@ export class IpvsHold {
     }
     // Held servers of draining pods that the proxy deleted: re-add at the original weight, then 0.
     const present = new Map(services.map((s) => [formatServiceKey(s.key), s]));
-    for (const [id, held] of this.holds) {
+    for (const [id, held] of this.holds.entries()) {
       if (seen.has(id) || !podOfIpHas(podOfIp, held) || newer(held)) continue;
       const service = present.get(formatServiceKey(held.service));
       if (service === undefined) continue; // the whole service is gone: nothing to re-add into
-      work.push(() => this.readd(held, service));
+      work.push(() => readd(this.edits, held, service));
       changed = true;
     }
     const report = new HoldReport();
-    const outcomes = await this.setZeros(zeros);
+    const outcomes = await setZeros(this.edits, zeros);
     zeros.forEach((z, i) => {
       if (outcomes[i] === 'done' && z.restore === undefined) report.add(z.held);
     });
-    await mapLimit(work, concurrency, (fn) => fn());
+    await mapLimit(work, this.concurrency, (fn) => fn());
     report.log(this.options.logger);
     if (changed) this.options.hooks?.changed?.();
   }
 
-  /**
-   * Edits held servers to weight 0, all in one setDestinationWeights call (the addon: one worker
-   * round trip for thousands of servers). `restore` says why an already-held server is edited
-   * again (logged, counted). New holds are logged by the caller, one line per pod (HoldReport).
-   */
-  private async setZeros(items: ReadonlyArray<{ held: HeldServer; restore: RestoreAction | undefined }>): Promise<Array<'done' | 'missing' | 'failed'>> {
-    if (items.length === 0) return [];
-    const { logger } = this.options;
-    let results: Array<Error | undefined>;
-    try {
-      results = await this.options.ipvs.setDestinationWeights(items.map(({ held }) => ({ service: held.service, destination: held.destination, weight: 0 })));
-    } catch (error) {
-      if (isCode(error, 'EIPVSUNAVAILABLE')) throw error;
-      const pods = [...new Set(items.map(({ held }) => held.podKey))];
-      logger.warn({ pods, err: error, servers: items.length }, 'ipvs: could not set weight 0; retried next interval');
-      return items.map(() => 'failed');
-    }
-    return items.map(({ held, restore }, i) => {
-      const error = results[i];
-      if (error === undefined) {
-        if (restore !== undefined) {
-          logger.info({ pod: held.podKey, ip: held.destination.address, service: formatServiceKey(held.service) }, 'ipvs: the proxy reset a held server\'s weight; back to 0');
-          this.options.hooks?.restored?.(restore, held);
-        }
-        return 'done';
-      }
-      if (isCode(error, 'ENOENT', 'ESRCH')) return 'missing';
-      logger.warn({ pod: held.podKey, ip: held.destination.address, err: error, service: formatServiceKey(held.service) }, 'ipvs: could not set weight 0; retried next interval');
-      return 'failed';
-    });
-  }
-
-  private async readd(held: HeldServer, service: IpvsService): Promise<void> {
-    const { ipvs, logger } = this.options;
-    const log = logger.child({ pod: held.podKey, ip: held.destination.address });
-    try {
-      await ipvs.addDestination(service.key, { ...held.spec, weight: held.originalWeight });
-      held.recreated = true;
-      await ipvs.setDestinationWeight(service.key, held.destination, 0);
-      log.info({ service: formatServiceKey(held.service), scheduler: service.scheduler, originalWeight: held.originalWeight }, 'ipvs: the proxy deleted a held server; re-added at its original weight and edited to 0');
-      this.options.hooks?.restored?.('readd', held);
-    } catch (error) {
-      if (isCode(error, 'EEXIST')) return; // the proxy re-added it meanwhile: next pass edits it
-      log.warn({ err: error, service: formatServiceKey(held.service) }, 'ipvs: could not re-add a held server; retried next interval');
-    }
-  }
-
-  /**
-   * Keeps the index's weight of a released server current: its next drain takes the original
-   * weight to restore from the index, and the index's last scan may date from the drain (0).
-   */
-  private rememberWeight(held: HeldServer, weight: number): void {
-    const id = heldId(held.service, held.destination);
-    for (const entry of this.index.get(held.destination.address.toLowerCase()) ?? []) {
-      if (heldId(entry.service.key, entry.dest) === id) entry.dest = { ...entry.dest, weight };
-    }
-  }
-
   private async releasePod(uid: string, why: 'serving' | 'gone'): Promise<void> {
-    const { ipvs, logger } = this.options;
-    for (const [id, held] of [...this.holds]) {
+    for (const [id, held] of this.holds.entries()) {
       if (held.podUid !== uid) continue;
-      const log = logger.child({ pod: held.podKey, ip: held.destination.address });
-      try {
-        if (why === 'gone' && held.recreated) {
-          await ipvs.deleteDestination(held.service, held.destination);
-          log.info({ service: formatServiceKey(held.service) }, 'ipvs: pod gone; removed the server the agent had re-created');
-        } else if (why === 'serving') {
-          const current = (await ipvs.listDestinations(held.service)).find((d) => formatDestinationKey(d) === formatDestinationKey(held.destination));
-          if (current !== undefined && current.weight === 0) await ipvs.setDestinationWeight(held.service, held.destination, held.originalWeight);
-          if (current !== undefined) this.rememberWeight(held, current.weight === 0 ? held.originalWeight : current.weight);
-          log.info({ service: formatServiceKey(held.service), weight: held.originalWeight }, 'ipvs: pod Ready again; original weight back, hold released');
-        } else {
-          log.info({ service: formatServiceKey(held.service) }, 'ipvs: pod gone; hold released, server left as the proxy left it');
-        }
-      } catch (error) {
-        if (!isCode(error, 'ENOENT', 'ESRCH')) {
-          log.warn({ err: error, service: formatServiceKey(held.service) }, 'ipvs: release failed; retried next interval');
-          continue;
-        }
-      }
+      if (!(await release(this.edits, this.index, held, why))) continue;
       this.holds.delete(id);
       this.options.hooks?.changed?.();
-    }
-  }
-}
-
-/** Servers newly held at weight 0 in one step, logged as one line per pod (1,000 services: not 1,000 lines). */
-class HoldReport {
-  private readonly byPod = new Map<string, HeldServer[]>();
-
-  add(held: HeldServer): void {
-    let list = this.byPod.get(held.podKey);
-    if (list === undefined) this.byPod.set(held.podKey, (list = []));
-    list.push(held);
-  }
-
-  log(logger: Logger): void {
-    for (const [pod, list] of this.byPod) {
-      const ips = [...new Set(list.map((h) => h.destination.address))];
-      const services = list.slice(0, 10).map((h) => `${formatServiceKey(h.service)} (was ${h.originalWeight})`);
-      logger.info({ pod, ips, servers: list.length, services, more: Math.max(0, list.length - services.length) }, `ipvs: holding ${list.length} real server(s) at weight 0`);
     }
   }
 }

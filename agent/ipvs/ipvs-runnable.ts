@@ -11,13 +11,12 @@ import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { AgentConfig } from '../../src/config/agent.js';
 import type { Runnable } from '../runnable.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
-import type { IpvsEditor } from '../runtime/handover.js';
-import type { AgentPhase } from '../runtime/phase.js';
+import type { IpvsEditor } from '../handover/handover.js';
 import { Topic } from '../topic.js';
 import type { FlowpinController } from './flowpin/controller.js';
 import { createAgentFlowpin, flowpinSkip } from './flowpin/wire.js';
 import { IpvsHold, type DrainingPod, type HeldServer } from './ipvs-hold.js';
-import { IpvsOwnership } from './ipvs-ownership.js';
+import { IpvsOwnership } from '../handover/index.js';
 
 /** What the plan says to hold: the draining pods, and which pods the API shows serving again. */
 export interface HoldPlan {
@@ -31,14 +30,13 @@ export interface IpvsOptions {
   clock: Clock;
   logger: Logger;
   metrics: AgentMetrics;
-  phase: AgentPhase;
   plan: HoldPlan;
-  /** Pods annotated `conndrain.io/flow-pinning: off`. */
-  flowPinningOptOuts: () => ReadonlySet<string>;
-  /** Resolves when the plan run in flight (if any) is done: a handover to a newer instance waits for its edits. */
-  planIdle: () => Promise<void>;
-  /** The holds in the state file now (a newer instance that went away wrote them). */
-  storedHolds: () => Promise<HeldServer[] | undefined>;
+  /** The agent stops: no new IPVS pass. */
+  stopping: () => boolean;
+  /** The agent hands over (SIGTERM) to a newer instance that is connected: once that one edits IPVS, this one reads it no more. */
+  handingOverToNewer: () => boolean;
+  /** Pods annotated `conndrain.io/flow-pinning: off`, among others the ones with servers held (`heldUids`). */
+  flowPinningOptOuts: (heldUids: string[]) => ReadonlySet<string>;
 }
 
 export class IpvsRunnable implements Runnable, IpvsEditor {
@@ -57,6 +55,8 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
   /** The full hold pass in flight (startReassert), and whether another was asked for meanwhile. */
   private reasserting: Promise<void> | undefined;
   private reassertAgain = false;
+  /** The plan's passes in flight (apply): a handover to a newer instance waits for their edits. */
+  private readonly applying = new Set<Promise<void>>();
   /**
    * The interval's pass reads only the services that hold (or may hold) a draining pod's
    * servers; every service is read when asked (a draining pod the index knows no server of,
@@ -83,8 +83,10 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
       },
     });
     this.ownership = new IpvsOwnership({ clock, logger: log, gained: () => this.onGained() });
-    options.phase.ipvsEditor = this.ownership;
-    this.flowpin = createAgentFlowpin({ config, ipvs, logger: log, held: () => this.hold.list(), optOutPodUids: options.flowPinningOptOuts, clock, registry: metrics.registry });
+    this.flowpin = createAgentFlowpin({
+      config, ipvs, logger: log, held: () => this.hold.list(), clock, registry: metrics.registry,
+      optOutPodUids: () => options.flowPinningOptOuts(this.hold.list().map((h) => h.podUid)),
+    });
   }
 
   /** Whether the hold is on (--ipvs-hold, and IPVS available on the node). */
@@ -125,6 +127,16 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
    * every service); `fullPass` (the hold interval, or not synced yet) re-asserts every hold.
    */
   async apply(draining: DrainingPod[], changed: boolean, fullPass: boolean): Promise<void> {
+    const run = this.applyOnce(draining, changed, fullPass);
+    this.applying.add(run);
+    try {
+      await run;
+    } finally {
+      this.applying.delete(run);
+    }
+  }
+
+  private async applyOnce(draining: DrainingPod[], changed: boolean, fullPass: boolean): Promise<void> {
     if (this.on && this.owns && (changed || fullPass)) {
       try {
         // A newly draining pod the address index knows no server of: scan now rather than at the interval.
@@ -182,16 +194,15 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
   async yieldTo(to: string): Promise<HeldServer[]> {
     this.ownership.handOver(to);
     await this.flowpin?.stop();
-    await this.options.planIdle();
+    // The plan's pass in flight, if any: its edits began before the handover.
+    await Promise.allSettled(this.applying);
     await this.idle();
     await this.hold.idle();
     return this.hold.list();
   }
 
   /** The newer instance went away: edit IPVS again, with the holds it wrote to the state file. */
-  async reclaim(): Promise<void> {
-    if (this.options.phase.stopping) return;
-    const stored = await this.options.storedHolds();
+  reclaim(stored: HeldServer[] | undefined): void {
     if (stored !== undefined) this.hold.adopt(stored);
     this.ownership.reclaim();
   }
@@ -202,11 +213,11 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
   }
 
   private onGained(): void {
-    const { logger, phase } = this.options;
+    const { logger, stopping } = this.options;
     logger.info({ holds: this.hold.size }, 'handover: this agent instance edits IPVS now');
     this.fullAsked = true;
     this.gained.publish();
-    if (!this.started || phase.stopping) return; // start() starts flow pinning
+    if (!this.started || stopping()) return; // start() starts flow pinning
     if (this.on) this.flowpin?.start();
   }
 
@@ -249,7 +260,7 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
       this.reassertAgain = true;
       return;
     }
-    const { plan, phase, metrics, clock } = this.options;
+    const { plan, stopping, metrics, clock } = this.options;
     this.reasserting = (async () => {
       do {
         this.reassertAgain = false;
@@ -264,7 +275,7 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
           this.failed(error, 'IPVS hold pass failed; retried next interval');
         }
         metrics.ipvsServersHeld.set(this.hold.size);
-      } while (this.reassertAgain && this.on && !phase.stopping && this.owns);
+      } while (this.reassertAgain && this.on && !stopping() && this.owns);
     })().finally(() => {
       this.reasserting = undefined;
     });
@@ -278,8 +289,9 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
   }
 
   private async refreshIndex(): Promise<void> {
-    const { phase } = this.options;
-    if (!this.on || phase.stopping || phase.yielded) return;
+    const { stopping, handingOverToNewer } = this.options;
+    // Handed over to a newer instance that edits IPVS now: it keeps its own index.
+    if (!this.on || stopping() || (handingOverToNewer() && !this.owns)) return;
     try {
       await this.hold.refreshIndex();
     } catch (error) {

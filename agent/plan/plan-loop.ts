@@ -12,7 +12,6 @@ import type { PodChange } from '../pods/pods-runnable.js';
 import type { PodCache } from '../pods/pod-cache.js';
 import type { Runnable } from '../runnable.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
-import type { AgentPhase } from '../runtime/phase.js';
 import { samePlanInput, type DrainPlanner } from './drain-planner.js';
 
 /** The IPVS side of a run (the IPVS runnable). */
@@ -44,7 +43,10 @@ export interface PlanLoopOptions {
   clock: Clock;
   logger: Logger;
   metrics: AgentMetrics;
-  phase: AgentPhase;
+  /** The agent stops: no new run. */
+  stopping: () => boolean;
+  /** The agent handed the node over to a newer instance that runs the plan now: no new run. */
+  yielded: () => boolean;
 }
 
 export class PlanLoop implements Runnable {
@@ -105,12 +107,7 @@ export class PlanLoop implements Runnable {
   fullPassDue(): void {
     this.reassertDue = true;
     this.stateDirty = true;
-    if (this.kicked && !this.options.phase.stopping) this.requestRun(); // before, kick() runs the first one
-  }
-
-  /** Resolves when the run in flight (if any) is done. */
-  async idle(): Promise<void> {
-    await this.running;
+    if (this.kicked && !this.options.stopping()) this.requestRun(); // before, kick() runs the first one
   }
 
   async stop(): Promise<void> {
@@ -123,8 +120,8 @@ export class PlanLoop implements Runnable {
 
   /** A run soon (coalesced). */
   requestRun(): void {
-    const { phase, clock } = this.options;
-    if (phase.stopping || phase.yielded || this.runScheduled !== undefined) return;
+    const { stopping, yielded, clock } = this.options;
+    if (stopping() || yielded() || this.runScheduled !== undefined) return;
     this.runScheduled = clock.setTimeout(() => {
       this.runScheduled = undefined;
       this.again = true;
@@ -142,7 +139,7 @@ export class PlanLoop implements Runnable {
 
   private async runLoop(): Promise<void> {
     try {
-      while (this.again && !this.options.phase.stopping) {
+      while (this.again && !this.options.stopping()) {
         this.again = false;
         try {
           await this.runOnce();
@@ -209,7 +206,7 @@ export class PlanLoop implements Runnable {
     const askedAt = now;
     void this.options.resync().then((applied) => {
       this.freshening = false;
-      if (this.options.phase.stopping) return;
+      if (this.options.stopping()) return;
       if (applied) {
         this.freshAtMs = Math.max(this.freshAtMs, askedAt);
         this.requestRun();
@@ -225,9 +222,9 @@ export class PlanLoop implements Runnable {
 
   /** One timer, for the earliest deleting pod whose grace ends: no scan of deleting pods. */
   private armDeadline(): void {
-    const { planner, clock, phase } = this.options;
+    const { planner, clock, stopping } = this.options;
     const next = planner.nextDeadline;
-    if (next === undefined || phase.stopping) return;
+    if (next === undefined || stopping()) return;
     if (this.deadlineTimer !== undefined && this.deadlineTimer.at <= next) return;
     this.deadlineTimer?.handle.cancel();
     const handle = clock.setTimeout(() => {

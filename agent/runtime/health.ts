@@ -9,8 +9,8 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { KubeConnection } from '../../kube/connection.js';
 import type { AgentConfig } from '../../src/config/agent.js';
-import type { Runnable } from '../runnable.js';
-import { enableAcceptMigration } from './accept-migration.js';
+import type { FailureReport, Runnable } from '../runnable.js';
+import { enableAcceptMigration } from '../handover/index.js';
 import { closeListener, createHealthServer, listen } from './health-server.js';
 import { createMetricsServer, type MetricsServer } from './metrics-server.js';
 
@@ -41,7 +41,8 @@ export class Health implements Runnable {
     this.probes = createHealthServer({ ready: options.ready, holds: options.holds });
   }
 
-  async start(): Promise<void> {
+  /** `failed`: a listener that errs after it listens (the kubelet's probes could no longer be answered). */
+  async start(failed: FailureReport): Promise<void> {
     const { listenSocket, logger, acceptMigrationSysctl, config } = this.options;
     // Only with SO_REUSEPORT listeners (the CLI): tests that listen the ordinary way leave the node alone.
     if (listenSocket !== undefined) await enableAcceptMigration(logger, acceptMigrationSysctl);
@@ -57,6 +58,7 @@ export class Health implements Runnable {
       this.probes.close();
       throw error;
     }
+    for (const server of [this.probes, metrics]) server.on('error', failed);
   }
 
   /** Handover: no new connections (they go to the other agent on the same ports). */

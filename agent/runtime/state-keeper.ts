@@ -9,7 +9,6 @@ import type { Clock } from '../../time/clock.js';
 import type { PodRecord } from '../../src/drain-plan.js';
 import type { HeldServer } from '../ipvs/ipvs-hold.js';
 import type { Runnable } from '../runnable.js';
-import type { AgentPhase } from './phase.js';
 import { loadState, StateWriter, STATE_VERSION, type AgentState, type SessionRecord, type StateOwner } from './state-file.js';
 
 /** What the file keeps, read from the parts that own it. */
@@ -30,7 +29,8 @@ export interface StateKeeperOptions {
   owner: StateOwner;
   clock: Clock;
   logger: Logger;
-  phase: AgentPhase;
+  /** A newer instance owns the file now (the handover says so): this one no longer writes it. */
+  superseded: () => boolean;
   sources: StateSources;
   resume: StateResume;
 }
@@ -84,7 +84,7 @@ export class StateKeeper implements Runnable {
 
   /** Writes the file, unless this process never finished starting or a newer instance owns it. */
   save(): Promise<void> {
-    if (!this.writable || this.options.phase.supersededBy !== undefined) return Promise.resolve();
+    if (!this.writable || this.options.superseded()) return Promise.resolve();
     return this.writer.save();
   }
 

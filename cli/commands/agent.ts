@@ -10,7 +10,8 @@ import { addConfigOptions } from '../options.js';
  * (agent/run-agent.ts, with the netlink addon) is loaded lazily (the webhook image has neither);
  * its typed start errors become exit codes here. SIGTERM/SIGINT hand over:
  * the listeners close (a second agent on the same ports takes new calls), held drain calls are
- * answered as their drains end, then it exits with holds kept in place (docs/handover.md).
+ * answered as their drains end, then it exits with holds kept in place (docs/handover.md). A
+ * part that fails after start stops the agent, which exits 1.
  */
 export function defineAgentCommand(command: Command): void {
   addConfigOptions(command, AGENT_OPTIONS);
@@ -32,7 +33,7 @@ const START_EXIT: Record<AgentStartReason, number> = { kubeconfig: 2, netlink: 1
 async function startAgent(config: AgentConfig): Promise<never> {
   const { createLogger } = await import('../../log/logger.js');
   const logger = createLogger({ level: config.logLevel, component: 'agent' });
-  const { runAgent, AgentStartError } = await import('../../agent/run-agent.js');
+  const { runAgent, AgentStartError, AgentFailedError } = await import('../../agent/run-agent.js');
   // Listening before the agent starts: a signal during start-up hands over as soon as it is up.
   const first = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
@@ -46,6 +47,8 @@ async function startAgent(config: AgentConfig): Promise<never> {
     await runAgent(config, { logger, shutdown: { first, second } });
   } catch (error) {
     if (error instanceof AgentStartError) throw new CliExit(START_EXIT[error.reason], `conndrain agent: ${error.message}`);
+    // A part failed after start: the agent stopped gracefully; the DaemonSet restarts it.
+    if (error instanceof AgentFailedError) throw new CliExit(1, `conndrain agent: stopped: ${error.message}`);
     throw error;
   }
   throw new CliExit(0);

@@ -17,7 +17,8 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { HeldServer } from '../ipvs/ipvs-hold.js';
-import { validHold, type SessionRecord, type StateOwner } from './state-file.js';
+import type { SessionRecord, StateOwner } from '../runtime/state-file.js';
+import { validHold } from '../runtime/index.js';
 
 const MAX_LINE = 16 * 1024 * 1024;
 

@@ -9,8 +9,7 @@ import type { HeldServer } from '../ipvs/ipvs-hold.js';
 import type { Runnable } from '../runnable.js';
 import type { ForeignSessions } from './foreign-sessions.js';
 import { followInstance, HandoverListener, type FollowLink } from './handover-link.js';
-import type { AgentPhase } from './phase.js';
-import type { AgentState, SessionRecord, StateOwner } from './state-file.js';
+import type { AgentState, SessionRecord, StateOwner } from '../runtime/state-file.js';
 
 /** The drain sessions of this instance, as the handover needs them (the drain runnable). */
 export interface HandedSessions {
@@ -32,19 +31,26 @@ export interface IpvsEditor {
   settled(holder: string): void;
   adopt(holder: string, held: HeldServer[]): void;
   yieldTo(to: string): Promise<HeldServer[]>;
-  reclaim(): Promise<void>;
+  /** Edits IPVS again, with the holds the newer instance that went away left in the state file. */
+  reclaim(stored: HeldServer[] | undefined): void;
   release(): void;
 }
 
 export interface HandoverOptions {
   owner: StateOwner;
   logger: Logger;
-  phase: AgentPhase;
+  /** The agent stops: a followed instance that goes away hands nothing to this one any more. */
+  stopping: () => boolean;
   foreign: ForeignSessions;
   sessions: HandedSessions;
   ipvs: IpvsEditor;
-  /** The state file as loaded at start, and its writer (a followed instance's sessions changed). */
-  state: { readonly loaded: AgentState | undefined; save(): Promise<void> };
+  /**
+   * The state file as loaded at start, its writer (a followed instance's sessions changed), and
+   * the holds in it now (a newer instance that went away wrote them).
+   */
+  state: { readonly loaded: AgentState | undefined; save(): Promise<void>; storedHolds(): Promise<HeldServer[] | undefined> };
+  /** A newer instance connected and owns the state file now (`by`), or went away (undefined). */
+  superseded: (by: StateOwner | undefined) => void;
 }
 
 export class Handover implements Runnable {
@@ -54,11 +60,11 @@ export class Handover implements Runnable {
   private readonly following: FollowLink[] = [];
 
   constructor(private readonly options: HandoverOptions) {
-    const { owner, logger: log, phase, sessions, ipvs } = options;
+    const { owner, logger: log, sessions, ipvs } = options;
     this.listener = new HandoverListener(owner, log, () => sessions.openRecords(owner.instance, false), (by) => {
       if (by === undefined) log.info('handover: the newer agent instance went away; this one owns the state file again');
-      phase.supersededBy = by;
-      if (by === undefined) void ipvs.reclaim();
+      options.superseded(by);
+      if (by === undefined) void this.reclaimIpvs();
     }, (to) => ipvs.yieldTo(to));
   }
 
@@ -88,6 +94,13 @@ export class Handover implements Runnable {
     ipvs.release();
   }
 
+  /** The newer instance went away: IPVS is edited here again, from the holds it wrote to the state file. */
+  private async reclaimIpvs(): Promise<void> {
+    const { stopping, state, ipvs } = this.options;
+    if (stopping()) return;
+    ipvs.reclaim(await state.storedHolds());
+  }
+
   /**
    * The sessions of the state file: those handed over are continued here; those of another
    * instance are followed over its handover socket (it answers them, or leaves them with `bye`,
@@ -95,7 +108,7 @@ export class Handover implements Runnable {
    */
   private followOlder(state: AgentState | undefined): void {
     if (state === undefined) return;
-    const { owner, logger: log, phase, foreign, sessions, ipvs } = this.options;
+    const { owner, logger: log, stopping, foreign, sessions, ipvs } = this.options;
     const holders = new Set<string>();
     if (state.owner !== undefined) holders.add(state.owner.instance);
     for (const rec of state.sessions) {
@@ -123,7 +136,7 @@ export class Handover implements Runnable {
         },
         lost: () => {
           ipvs.settled(holder);
-          if (phase.stopping) return;
+          if (stopping()) return;
           const cut = foreign.dropHolder(holder);
           if (cut.length > 0) log.warn({ from: holder, sessions: cut.length }, 'handover: the agent instance that held these drain calls is gone without handing them over (crash or kill): drains interrupted');
           for (const r of cut) sessions.resume(r, true);

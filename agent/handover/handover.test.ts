@@ -13,7 +13,7 @@ import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
 import { managedPod } from '../../test/apiserver/pods.js';
 import { AgentRig, memoryNetlink, until } from '../../test/agent/agent-rig.js';
 import { Agent } from '../agent.js';
-import type { AgentState, SessionRecord } from './state-file.js';
+import type { AgentState, SessionRecord } from '../runtime/state-file.js';
 
 const rig = new AgentRig('cd-handover');
 const server = rig.server;

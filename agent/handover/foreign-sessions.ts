@@ -3,7 +3,7 @@
  * record): kept in the state file, handed to this instance when a drain call for one arrives
  * here, when the older instance says bye, or when it dies.
  */
-import type { SessionRecord } from './state-file.js';
+import type { SessionRecord } from '../runtime/state-file.js';
 
 export class ForeignSessions {
   private readonly records = new Map<string, SessionRecord>();
