@@ -83,6 +83,20 @@ function offlineBase(arch: string): string {
     : capture('bash', [join(REPO, 'test/images/offline-base-foreign.sh'), arch]);
 }
 
+/**
+ * Throws unless the local list holds one image per platform built. buildah's layer cache does
+ * not key on the platform: platforms whose builds start from the same image (FROM scratch)
+ * share their layers, and the list ends up with one image under the last platform's name.
+ */
+function checkListPlatforms(list: string, archs: readonly string[]): void {
+  const manifests = (JSON.parse(capture('buildah', ['manifest', 'inspect', list])) as { manifests?: Array<{ digest: string; platform?: { architecture?: string } }> }).manifests ?? [];
+  const held = manifests.map((m) => m.platform?.architecture ?? '?').sort();
+  const digests = new Set(manifests.map((m) => m.digest));
+  if (held.join(',') !== [...archs].sort().join(',') || digests.size !== archs.length) {
+    throw new Error(`${list}: the manifest list holds ${digests.size} image(s) for ${held.join(', ') || 'no platform'}, not one for each of ${archs.join(', ')}; buildah's layer cache does not tell platforms apart, so each platform's build must start from its own base image (a multi-platform --base, or the default bases; not FROM scratch)`);
+  }
+}
+
 function main(): number {
   const { values } = parseArgs({
     options: {
@@ -160,6 +174,7 @@ function main(): number {
       log(`linux/${arch} ${name}: built in ${seconds.toFixed(0)} s`);
     }
   }
+  for (const image of Object.values(result.images)) checkListPlatforms(`${image.repository}:${image.tag}`, archs);
   if (values.push) {
     const tmp = mkdtempSync(join(tmpdir(), 'cdimages-'));
     try {

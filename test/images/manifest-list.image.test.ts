@@ -101,6 +101,19 @@ describe('npm run images --context: two platforms, one manifest list per image, 
     }
   });
 
+  it('refuses a list that does not hold one image per platform (FROM scratch: buildah\'s cache merges the platforms)', () => {
+    mkdirSync(join(work, 'scratch', 'images'), { recursive: true });
+    writeFileSync(join(work, 'scratch', 'marker'), `${process.pid}\n`);
+    for (const name of ['agent', 'webhook']) writeFileSync(join(work, 'scratch', 'images', `${name}.Dockerfile`), 'FROM scratch\nCOPY marker /marker\n');
+    const images = spawnSync(process.execPath, ['--conditions=conndrain-source', '--import', 'tsx', join(REPO, 'scripts/images/images.ts'),
+      '--context', join(work, 'scratch'), '--registry', `${registry.address}/scratch`, TLS, '--strict',
+      '--platforms', ARCHS.map((arch) => `linux/${arch}`).join(','), '--out', join(work, 'scratch.json')],
+    { cwd: REPO, encoding: 'utf8', timeout: 8 * 60_000 });
+    for (const name of NAMES) spawnSync('buildah', ['manifest', 'rm', `${registry.address}/scratch/${name}:${file?.version ?? ''}`], { stdio: 'ignore' });
+    assert.equal(images.status, 1, images.stderr);
+    assert.match(images.stderr, new RegExp(`the manifest list holds 1 image\\(s\\) for ${foreign}, not one for each of ${ARCHS.join(', ')}`));
+  });
+
   it('pulls each platform\'s image back (skopeo copy --override-arch) and runs it, the foreign one under qemu-user', (t) => {
     assert.ok(file !== undefined);
     for (const [name, image] of Object.entries(file.images)) {
