@@ -18,7 +18,7 @@
  *
  * --context DIR builds from another directory (its images/<name>.Dockerfile, DIR the build
  * context) instead of this repository: the image test of the manifest list path builds two
- * tiny images that way, for two platforms in seconds.
+ * tiny images that way, both platforms in about a minute.
  *
  * Bases: by default the Dockerfiles' own (node:24-bookworm-slim, distroless nodejs24: both
  * multi-arch, pulled for each platform). --base IMAGE replaces BASE (build stage and agent
