@@ -1,6 +1,6 @@
 /**
  * `npm run images -- --registry REGISTRY [--push] [--platforms linux/amd64,linux/arm64]
- *   [--base IMAGE | --offline-base] [--tls-verify=false] [--out FILE]`
+ *   [--base IMAGE | --offline-base] [--tls-verify=false] [--out FILE] [--strict] [--context DIR]`
  *
  * Builds both images (images/agent.Dockerfile, images/webhook.Dockerfile) with buildah, one
  * build per platform, into one manifest list per image named REGISTRY/conndrain-<name>:<version>
@@ -15,6 +15,10 @@
  * here when it can be (binfmt.ts). When it cannot, the platform is skipped with the reason,
  * printed and recorded in --out ("skipped"), and the list holds the others; --strict makes a
  * skipped platform an error.
+ *
+ * --context DIR builds from another directory (its images/<name>.Dockerfile, DIR the build
+ * context) instead of this repository: the image test of the manifest list path builds two
+ * tiny images that way, both platforms in about a minute.
  *
  * Bases: by default the Dockerfiles' own (node:24-bookworm-slim, distroless nodejs24: both
  * multi-arch, pulled for each platform). --base IMAGE replaces BASE (build stage and agent
@@ -79,6 +83,20 @@ function offlineBase(arch: string): string {
     : capture('bash', [join(REPO, 'test/images/offline-base-foreign.sh'), arch]);
 }
 
+/**
+ * Throws unless the local list holds one image per platform built. buildah's layer cache does
+ * not key on the platform: platforms whose builds start from the same image (FROM scratch)
+ * share their layers, and the list ends up with one image under the last platform's name.
+ */
+function checkListPlatforms(list: string, archs: readonly string[]): void {
+  const manifests = (JSON.parse(capture('buildah', ['manifest', 'inspect', list])) as { manifests?: Array<{ digest: string; platform?: { architecture?: string } }> }).manifests ?? [];
+  const held = manifests.map((m) => m.platform?.architecture ?? '?').sort();
+  const digests = new Set(manifests.map((m) => m.digest));
+  if (held.join(',') !== [...archs].sort().join(',') || digests.size !== archs.length) {
+    throw new Error(`${list}: the manifest list holds ${digests.size} image(s) for ${held.join(', ') || 'no platform'}, not one for each of ${archs.join(', ')}; buildah's layer cache does not tell platforms apart, so each platform's build must start from its own base image (a multi-platform --base, or the default bases; not FROM scratch)`);
+  }
+}
+
 function main(): number {
   const { values } = parseArgs({
     options: {
@@ -90,6 +108,7 @@ function main(): number {
       'tls-verify': { type: 'string', default: 'true' },
       out: { type: 'string' },
       strict: { type: 'boolean', default: false },
+      context: { type: 'string' },
     },
   });
   const registry = values.registry?.replace(/\/+$/, '');
@@ -102,6 +121,9 @@ function main(): number {
     return 2;
   }
   const v = version();
+  // Relative to the repository by default: the image tests' own builds (test/images/builder.ts)
+  // run the same invocation there, so their layers are reused.
+  const context = values.context === undefined ? '.' : resolve(values.context);
   const out = resolve(values.out ?? join(REPO, 'dist', 'images', `conndrain-${v}.json`));
   const tlsVerify = `--tls-verify=${values['tls-verify'] === 'false' ? 'false' : 'true'}`;
   const platforms = values.platforms.split(',').map((p) => p.trim()).filter((p) => p !== '');
@@ -146,12 +168,13 @@ function main(): number {
         args.push('--build-arg', `BASE=${base}`);
         if (values['offline-base']) args.push('--build-arg', `RUNTIME=${base}`);
       }
-      args.push('--manifest', list, '-f', `images/${name}.Dockerfile`, '.');
+      args.push('--manifest', list, '-f', join(context, 'images', `${name}.Dockerfile`), context);
       log(`linux/${arch} ${name}: building (buildah bud${arch === hostArch() ? '' : ', RUN steps through qemu-user'})`);
       const seconds = step('buildah', args);
       log(`linux/${arch} ${name}: built in ${seconds.toFixed(0)} s`);
     }
   }
+  for (const image of Object.values(result.images)) checkListPlatforms(`${image.repository}:${image.tag}`, archs);
   if (values.push) {
     const tmp = mkdtempSync(join(tmpdir(), 'cdimages-'));
     try {
