@@ -33,3 +33,11 @@ for (const [name, input] of Object.entries(SCENARIOS)) {
     golden(`${name}.nft.json`, buildRuleset(plan.twins));
   });
 }
+
+test('a hold recorded by an agent before the one key text (`address/port`) plans the same twin as today\'s form (an upgrade keeps the pre-drain order)', () => {
+  const input = SCENARIOS['proxy-deleted-the-held-server'];
+  assert.ok(input !== undefined);
+  const older = { ...input, held: input.held.map((h) => (h.serviceOrder === undefined ? h : { ...h, serviceOrder: h.serviceOrder.map((id) => id.replace(/:(\d+)$/, '/$1')) })) };
+  assert.notDeepEqual(older.held, input.held);
+  assert.deepEqual(planFlowpin(older), planFlowpin(input));
+});

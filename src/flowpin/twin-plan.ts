@@ -150,11 +150,20 @@ function deletedHeld(held: readonly HeldRef[], present: readonly IpvsDestination
 function preDrainOrder(held: readonly HeldRef[], destinations: TwinDestination[]): TwinDestination[] {
   const order = held.find((h) => h.serviceOrder !== undefined)?.serviceOrder;
   if (order === undefined) return destinations;
-  const rank = new Map(order.map((id, index) => [id.toLowerCase(), index]));
+  const rank = new Map(order.map((id, index) => [recordedKey(id), index]));
   return destinations
     .map((d, index) => ({ d, index, rank: rank.get(formatDestinationKey(d.spec)) ?? -1 }))
     .sort((a, b) => a.rank - b.rank || a.index - b.index)
     .map(({ d }) => d);
+}
+
+/**
+ * A recorded server id in today's form. A state file of an agent before the one key text
+ * recorded `address/port`: its holds keep their pre-drain order across the upgrade.
+ */
+function recordedKey(id: string): string {
+  const old = /^([^/]+)\/(\d+)$/.exec(id);
+  return old === null ? id.toLowerCase() : formatDestinationKey({ address: (old[1] as string).toLowerCase(), port: Number(old[2]) });
 }
 
 export function planFlowpin(input: FlowpinInput): FlowpinPlan {
