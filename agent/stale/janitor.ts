@@ -18,6 +18,9 @@ import { excludePodIps, formatEndpoint, GraceTracker, groupByService, OwnershipI
 import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { JanitorMetrics } from './metrics.js';
 
+/** The first retry of a failed scan (then doubled, up to the interval). */
+const FIRST_RETRY_MS = 1000;
+
 export interface JanitorOptions {
   conntrack: ConntrackApi;
   clock: Clock;
@@ -58,6 +61,7 @@ export class StaleJanitor {
   private stopped = false;
   private interval: TimerHandle | undefined;
   private soon: TimerHandle | undefined;
+  private retryMs = FIRST_RETRY_MS;
   private running: Promise<ScanReport | undefined> | undefined;
   private again = false;
   private readonly seenProtocols = new Set<string>();
@@ -152,9 +156,15 @@ export class StaleJanitor {
         }
       }
     } catch (error) {
-      logger.warn({ err: error }, 'janitor: scan failed; nothing deleted, retrying at the next interval');
+      // Sooner than the next interval, backing off: the restart sweep runs once, and a pod deleted
+      // while no agent ran waits on it.
+      const retryMs = this.retryMs;
+      this.retryMs = Math.min(this.retryMs * 2, this.options.intervalMs);
+      logger.warn({ err: error, retryInMs: retryMs }, 'janitor: scan failed; nothing deleted, retrying');
+      this.scanSoon(retryMs);
       return undefined;
     }
+    this.retryMs = FIRST_RETRY_MS;
     this.publishStale(classification.stale);
     const { deletable, waiting } = this.grace.observe(classification.stale.map((e) => e.key), clock.now());
     // Re-check against the index as it is now: a slice that arrived during the dump owns its targets again.
