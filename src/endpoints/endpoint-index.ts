@@ -97,6 +97,12 @@ export class EndpointIndex {
   upsert(slice: SliceView): Set<string> {
     const touched = new Set<string>();
     const before = this.slices.get(slice.key);
+    if (before !== undefined && before.sameLayout(slice)) {
+      // The common rewrite (a readiness flip): conditions only, kept in place.
+      for (let i = 0; i < slice.size; i++) if (!slice.sameEndpoint(i, before, i)) touched.add(before.uidAt(i));
+      before.takeConditions(slice);
+      return touched;
+    }
     const view = before === undefined ? slice : slice.adoptFrom(before);
     const seen = new Uint8Array(before?.size ?? 0);
     for (let i = 0; i < view.size; i++) {

@@ -123,6 +123,18 @@ export class SliceView {
       && this.ports.length === other.ports.length && this.ports.every((p, i) => p.port === other.ports[i]?.port && p.protocol === other.ports[i]?.protocol);
   }
 
+  /** The same Service, ports and endpoints in the same order as `other`: only conditions may differ. */
+  sameLayout(other: SliceView): boolean {
+    if (this.size !== other.size || !this.sameShape(other)) return false;
+    for (let i = 0; i < this.uids.length; i++) if (!this.sameIdentity(i, other, i)) return false;
+    return true;
+  }
+
+  /** Takes `other`'s conditions (same layout): a readiness flip changes this view in place, allocating nothing that lives. */
+  takeConditions(other: SliceView): void {
+    this.flags.set(other.flags);
+  }
+
   /**
    * Takes the strings of the endpoints `before` already had (same pod, node and addresses), so
    * that the ones just parsed die young; the ports too when they are equal.
