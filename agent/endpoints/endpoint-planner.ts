@@ -219,26 +219,23 @@ export class EndpointPlanner {
   }
 }
 
-function unionTargets(a: readonly EndpointTarget[], b: readonly EndpointTarget[]): EndpointTarget[] {
+/** The items with a distinct key, first one kept, in order. */
+function uniqueBy<T>(items: Iterable<T>, keyOf: (item: T) => string): T[] {
   const seen = new Set<string>();
-  const out: EndpointTarget[] = [];
-  for (const t of [...a, ...b]) {
-    const id = `${t.protocol}/${t.address}/${t.port}`;
-    if (seen.has(id)) continue;
-    seen.add(id);
-    out.push(t);
+  const out: T[] = [];
+  for (const item of items) {
+    const key = keyOf(item);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(item);
   }
   return out;
 }
 
+function unionTargets(a: readonly EndpointTarget[], b: readonly EndpointTarget[]): EndpointTarget[] {
+  return uniqueBy([...a, ...b], (t) => `${t.protocol}/${t.address}/${t.port}`);
+}
+
 function dedupePorts(targets: readonly EndpointTarget[]): Array<{ port: number; protocol: string }> {
-  const seen = new Set<string>();
-  const out: Array<{ port: number; protocol: string }> = [];
-  for (const t of targets) {
-    const id = `${t.protocol}/${t.port}`;
-    if (seen.has(id)) continue;
-    seen.add(id);
-    out.push({ port: t.port, protocol: t.protocol });
-  }
-  return out;
+  return uniqueBy(targets, (t) => `${t.protocol}/${t.port}`).map((t) => ({ port: t.port, protocol: t.protocol }));
 }
