@@ -78,7 +78,7 @@ export class Agent {
       kube, clock, logger, metrics, relistBackoffMaxMs: config.relistBackoffMaxMs, watchList: config.watchList,
       debounceMs: config.endpointDebounceMs, terminatingMaxMs: config.terminatingMaxMs, freshMs: config.viewFreshMs,
       // A host-network pod has no IP of its own for the pod watch to act on: its endpoints (by port) are the endpoint plan's, here too.
-      isLocalPod: (uid) => (cache.view(uid)?.ips.length ?? 0) > 0 || (planner.record(uid)?.ips.length ?? 0) > 0 || recentLocal.has(uid),
+      isLocalPod: (uid, nodeName) => (nodeName === undefined || nodeName === config.nodeName) && ((cache.view(uid)?.ips.length ?? 0) > 0 || (planner.record(uid)?.ips.length ?? 0) > 0 || recentLocal.has(uid)),
       sliceUpserted: (slice) => slicesUpserted.publish(slice),
       sliceRemoved: (key) => slicesRemoved.publish(key),
     });

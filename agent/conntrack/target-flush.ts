@@ -127,7 +127,8 @@ export class TargetFlush {
       }
       for (const request of batch) {
         const n = deleted.get(request) ?? 0;
-        logger.info({ pod: request.key, targets: request.targets.length, scope: request.scope, deleted: n, pods: batch.length }, 'ghost cleanup: conntrack entries of the gone endpoint deleted');
+        // Every node flushes every gone endpoint: a line at info only where this node had entries of it.
+        logger[n > 0 ? 'info' : 'debug']({ pod: request.key, targets: request.targets.length, scope: request.scope, deleted: n, pods: batch.length }, 'ghost cleanup: conntrack entries of the gone endpoint deleted');
         hooks.flushed?.(request, n);
       }
       this.retryMs = 500;

@@ -14,7 +14,7 @@ test('serving -> draining (held by its targets) -> serving again: released, no r
   p.changed('u1', undefined, ep('u1'), 0);
   assert.deepEqual(p.drainingPods(), []);
   p.changed('u1', ep('u1'), ep('u1', { draining: true }), 10);
-  assert.deepEqual(p.drainingPods(), [{ uid: 'u1', key: 'shop/u1', ips: ['10.1.0.1'], ports: [{ port: 8080, protocol: 'tcp' }], wasReady: true }]);
+  assert.deepEqual(p.drainingPods(), [{ uid: 'u1', key: 'shop/u1', ips: ['10.1.0.1'], ports: [{ port: 8080, protocol: 'tcp' }], wasReady: true, elsewhere: true }]);
   assert.equal(p.takeHoldingChanged(), true);
   p.changed('u1', ep('u1', { draining: true }), ep('u1'), 20);
   assert.deepEqual(p.drainingPods(), []);

@@ -35,34 +35,42 @@ export interface EndpointFlush {
   why: 'left-after-draining' | 'left-while-serving' | 'terminating-too-long';
 }
 
+/** Replaced, never edited, on a change (the hold built of it is kept per record). */
 interface EndpointRecord {
-  state: 'draining' | 'leaving' | 'gone';
-  uid: string;
-  key: string;
-  nodeName: string | undefined;
-  addresses: string[];
-  targets: EndpointTarget[];
-  sinceMs: number;
-  terminatingSinceMs?: number;
-  leftAtMs?: number;
-  wasDraining?: boolean;
+  readonly state: 'draining' | 'leaving' | 'gone';
+  readonly uid: string;
+  readonly key: string;
+  readonly nodeName: string | undefined;
+  readonly addresses: string[];
+  readonly targets: EndpointTarget[];
+  readonly sinceMs: number;
+  readonly terminatingSinceMs?: number;
+  readonly leftAtMs?: number;
+  readonly wasDraining?: boolean;
   /** Resumed from the state file: held as it was until the first slice list decides. */
-  resumed?: boolean;
+  readonly resumed?: boolean;
   /** Never seen serving (a new pod of a rollout, not Ready yet): the proxy programs no server for it, so no scan is due for it at once. */
-  neverServed?: boolean;
+  readonly neverServed?: boolean;
 }
 
 export interface EndpointPlannerOptions {
   debounceMs: number;
   terminatingMaxMs: number;
-  /** A pod of this node the pod watch knows (or knew a moment ago): its flush is the pod watch's. */
-  isLocalPod: (uid: string) => boolean;
+  /**
+   * A pod of this node the pod watch knows (or knew a moment ago): its flush is the pod watch's.
+   * `nodeName` is the node its slices name (undefined when they name none): asked for every
+   * draining endpoint on every plan run, so an endpoint of another node is answered without
+   * looking into the pod cache.
+   */
+  isLocalPod: (uid: string, nodeName: string | undefined) => boolean;
 }
 
 export class EndpointPlanner {
   private readonly records = new Map<string, EndpointRecord>();
   private readonly deadlines = new DeadlineQueue();
   private holdingChanged = true;
+  /** Each draining record's hold, built once: records are replaced, never edited, on a change. */
+  private readonly holdOf = new WeakMap<EndpointRecord, DrainingPod>();
 
   constructor(private readonly options: EndpointPlannerOptions) {}
 
@@ -132,13 +140,13 @@ export class EndpointPlanner {
       if (rec === undefined) continue;
       if (rec.state === 'leaving' && rec.leftAtMs !== undefined && nowMs >= rec.leftAtMs + this.options.debounceMs) {
         this.records.delete(uid);
-        if (!this.options.isLocalPod(uid)) {
+        if (!this.options.isLocalPod(uid, rec.nodeName)) {
           out.push({ uid, key: rec.key, targets: rec.targets, scope: rec.wasDraining === true ? 'all' : 'udp-sctp', why: rec.wasDraining === true ? 'left-after-draining' : 'left-while-serving' });
         }
       } else if (rec.state === 'draining' && rec.terminatingSinceMs !== undefined && nowMs >= rec.terminatingSinceMs + this.options.terminatingMaxMs) {
         this.records.set(uid, { ...rec, state: 'gone', sinceMs: nowMs });
         this.holdingChanged = true;
-        if (!this.options.isLocalPod(uid)) out.push({ uid, key: rec.key, targets: rec.targets, scope: 'all', why: 'terminating-too-long' });
+        if (!this.options.isLocalPod(uid, rec.nodeName)) out.push({ uid, key: rec.key, targets: rec.targets, scope: 'all', why: 'terminating-too-long' });
       }
     }
     return out;
@@ -155,10 +163,19 @@ export class EndpointPlanner {
     const out: DrainingPod[] = [];
     for (const r of this.records.values()) {
       // This node's pods are the pod watch's: it holds them by IP while they drain and knows when they are gone.
-      if (r.state !== 'draining' || this.options.isLocalPod(r.uid)) continue;
-      out.push({ uid: r.uid, key: r.key, ips: r.addresses, ports: r.resumed === true ? [] : dedupePorts(r.targets), wasReady: r.neverServed !== true });
+      if (r.state !== 'draining' || this.options.isLocalPod(r.uid, r.nodeName)) continue;
+      out.push(this.drainingPodOf(r));
     }
     return out;
+  }
+
+  private drainingPodOf(r: EndpointRecord): DrainingPod {
+    let pod = this.holdOf.get(r);
+    if (pod === undefined) {
+      pod = { uid: r.uid, key: r.key, ips: r.addresses, ports: r.resumed === true ? [] : dedupePorts(r.targets), wasReady: r.neverServed !== true, elsewhere: true };
+      this.holdOf.set(r, pod);
+    }
+    return pod;
   }
 
   /** Whether the endpoints to hold changed since the last call. */
@@ -177,7 +194,7 @@ export class EndpointPlanner {
   snapshot(): PodRecord[] {
     const out: PodRecord[] = [];
     for (const r of this.records.values()) {
-      if (r.state !== 'draining' || this.options.isLocalPod(r.uid)) continue;
+      if (r.state !== 'draining' || this.options.isLocalPod(r.uid, r.nodeName)) continue;
       out.push({ uid: r.uid, key: r.key, nodeName: r.nodeName, ips: r.addresses, state: 'draining', sinceMs: r.sinceMs, wasReady: true, reason: r.terminatingSinceMs === undefined ? 'not-ready' : 'deleting' });
     }
     return out;

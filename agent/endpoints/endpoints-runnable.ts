@@ -24,7 +24,7 @@ import type { DrainingPod } from '../ipvs/ipvs-hold.js';
 import type { Runnable } from '../runnable.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
 import { Topic } from '../topic.js';
-import { EndpointPlanner, type EndpointFlush } from './endpoint-planner.js';
+import { EndpointPlanner, type EndpointFlush, type EndpointPlannerOptions } from './endpoint-planner.js';
 
 export const ENDPOINT_SLICES_PATH = '/apis/discovery.k8s.io/v1/endpointslices';
 export const NAMESPACES_PATH = '/api/v1/namespaces';
@@ -43,7 +43,7 @@ export interface EndpointsOptions {
   /** A decision by time needs the slice watch to have read something this recently (else it lists again). */
   freshMs: number;
   /** A pod of this node the pod watch knows or just lost: its flush is the pod watch's. */
-  isLocalPod: (uid: string) => boolean;
+  isLocalPod: EndpointPlannerOptions['isLocalPod'];
   /** Each raw slice as it arrives or goes (the janitor's ownership index). */
   sliceUpserted?: (slice: RawSlice) => void;
   sliceRemoved?: (key: string) => void;
@@ -301,7 +301,8 @@ export class EndpointsRunnable implements Runnable {
   private publishFlush(f: EndpointFlush): void {
     if (this.stopped) return;
     this.options.metrics.endpointFlushes.inc({ scope: f.scope });
-    this.options.logger.info({ pod: f.key, why: f.why, scope: f.scope, targets: f.targets.length }, 'endpoint gone from every EndpointSlice: flushing its conntrack entries on this node');
+    // Every node flushes every gone endpoint: the outcome is logged at info only where entries were deleted (target-flush).
+    this.options.logger.debug({ pod: f.key, why: f.why, scope: f.scope, targets: f.targets.length }, 'endpoint gone from every EndpointSlice: flushing its conntrack entries on this node');
     this.flushes.publish(f);
   }
 }

@@ -24,6 +24,11 @@ export interface HeldServer {
   /** The agent re-added it after the proxy deleted it: the agent removes it on release. */
   recreated: boolean;
   /**
+   * A pod of another node (an endpoint from its EndpointSlices): every node holds it, so its
+   * hold and release are logged at debug here; its own node logs them at info.
+   */
+  elsewhere?: true;
+  /**
    * The service's servers (`address/port`, dump order) as the last scan before this hold saw
    * them: the pre-drain list order, which flow pinning's twin copies. A proxy that deletes the
    * server and the hold that re-adds it change the kernel's order (re-added servers go to the
@@ -33,6 +38,16 @@ export interface HeldServer {
 }
 
 export type RestoreAction = 'weight' | 'readd';
+
+/** The level a hold's own lines are logged at (see `HeldServer.elsewhere`). */
+export function holdLogLevel(held: Pick<HeldServer, 'elsewhere'>): 'info' | 'debug' {
+  return held.elsewhere === true ? 'debug' : 'info';
+}
+
+/** Which pods no longer draining the API shows serving again (a release then restores their weights); a Set will do. */
+export interface ServingUids {
+  has(uid: string): boolean;
+}
 
 export interface DrainingPod {
   uid: string;
@@ -52,6 +67,8 @@ export interface DrainingPod {
    * resumed from the state file before the slices are listed).
    */
   ports?: ReadonlyArray<{ port: number; protocol: string }>;
+  /** A pod of another node (from EndpointSlices): its holds are logged at debug (`HeldServer.elsewhere`). */
+  elsewhere?: boolean;
 }
 
 /** Whether `pod`'s hold covers the server `dest` of `service` (its ports, when it names them). */
@@ -73,6 +90,7 @@ export function newHold(pod: DrainingPod, service: IpvsService, dest: IpvsDestin
     podUid: pod.uid, podKey: pod.key, service: service.key, scheduler: service.scheduler, destination: { address: dest.address, port: dest.port, family: dest.family },
     spec: destinationSpecOf(dest), originalWeight: dest.weight > 0 ? dest.weight : DEFAULT_ORIGINAL_WEIGHT, recreated: false,
     ...(dest.weight > 0 ? {} : { originalAssumed: true }),
+    ...(pod.elsewhere === true ? { elsewhere: true as const } : {}),
     serviceOrder,
   };
 }

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { IpvsApi, IpvsService } from 'netlink-native/types';
 import type { AddressIndex } from './address-index.js';
 import { formatDestinationKey, formatServiceKey } from 'netlink-native/ipvs-keys';
-import type { HeldServer, RestoreAction } from './held-server.js';
+import { holdLogLevel, type HeldServer, type RestoreAction } from './held-server.js';
 import { isCode } from './netlink-code.js';
 
 export interface HoldEditsContext {
@@ -72,14 +72,14 @@ export async function release(ctx: HoldEditsContext, index: AddressIndex, held: 
   try {
     if (why === 'gone' && held.recreated) {
       await ipvs.deleteDestination(held.service, held.destination);
-      log.info({ service: formatServiceKey(held.service) }, 'ipvs: pod gone; removed the server the agent had re-created');
+      log[holdLogLevel(held)]({ service: formatServiceKey(held.service) }, 'ipvs: pod gone; removed the server the agent had re-created');
     } else if (why === 'serving') {
       const current = (await ipvs.listDestinations(held.service)).find((d) => formatDestinationKey(d) === formatDestinationKey(held.destination));
       if (current !== undefined && current.weight === 0) await ipvs.setDestinationWeight(held.service, held.destination, held.originalWeight);
       if (current !== undefined) index.rememberWeight(held, current.weight === 0 ? held.originalWeight : current.weight);
-      log.info({ service: formatServiceKey(held.service), weight: held.originalWeight }, 'ipvs: pod Ready again; original weight back, hold released');
+      log[holdLogLevel(held)]({ service: formatServiceKey(held.service), weight: held.originalWeight }, 'ipvs: pod Ready again; original weight back, hold released');
     } else {
-      log.info({ service: formatServiceKey(held.service) }, 'ipvs: pod gone; hold released, server left as the proxy left it');
+      log[holdLogLevel(held)]({ service: formatServiceKey(held.service) }, 'ipvs: pod gone; hold released, server left as the proxy left it');
     }
   } catch (error) {
     if (!isCode(error, 'ENOENT', 'ESRCH')) {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { formatServiceKey } from 'netlink-native/ipvs-keys';
-import type { HeldServer } from './held-server.js';
+import { holdLogLevel, type HeldServer } from './held-server.js';
 
 /** Servers newly held at weight 0 in one step, logged as one line per pod (1,000 services: not 1,000 lines). */
 export class HoldReport {
@@ -16,7 +16,7 @@ export class HoldReport {
     for (const [pod, list] of this.byPod) {
       const ips = [...new Set(list.map((h) => h.destination.address))];
       const services = list.slice(0, 10).map((h) => `${formatServiceKey(h.service)} (was ${h.originalWeight})`);
-      logger.info({ pod, ips, servers: list.length, services, more: Math.max(0, list.length - services.length) }, `ipvs: holding ${list.length} real server(s) at weight 0`);
+      logger[holdLogLevel(list[0] ?? {})]({ pod, ips, servers: list.length, services, more: Math.max(0, list.length - services.length) }, `ipvs: holding ${list.length} real server(s) at weight 0`);
     }
   }
 }

@@ -25,13 +25,13 @@ import { mapLimit } from '../../src/map-limit.js';
 import { AddressIndex } from './address-index.js';
 import { CallQueue } from './call-queue.js';
 import { formatServiceKey } from 'netlink-native/ipvs-keys';
-import { heldId, newHold, covers, type DrainingPod, type HeldServer, type RestoreAction } from './held-server.js';
+import { heldId, newHold, covers, type DrainingPod, type HeldServer, type RestoreAction, type ServingUids } from './held-server.js';
 import { readd, release, setZeros, type HoldEditsContext } from './hold-edits.js';
 import { HoldRegistry } from './hold-registry.js';
 import { HoldReport } from './hold-report.js';
 import { listServers, type ListedService } from './ipvs-scan.js';
 
-export type { DrainingPod, HeldServer, RestoreAction } from './held-server.js';
+export type { DrainingPod, HeldServer, RestoreAction, ServingUids } from './held-server.js';
 
 export interface HoldHooks {
   restored?(action: RestoreAction, held: HeldServer): void;
@@ -106,7 +106,7 @@ export class IpvsHold {
    * One pass: releases pods no longer draining (`servingUids`: Ready again; any other: gone),
    * then holds every server of every draining pod at weight 0. Resolves when IPVS is done.
    */
-  sync(draining: readonly DrainingPod[], servingUids: ReadonlySet<string>): Promise<void> {
+  sync(draining: readonly DrainingPod[], servingUids: ServingUids): Promise<void> {
     return this.queue.run(async () => {
       await this.releaseNotDraining(draining, servingUids);
       await this.holdKnown(draining);
@@ -122,7 +122,7 @@ export class IpvsHold {
    * not held again. A server held after the scan began is trusted (the scan's weight for it is
    * older than the edit).
    */
-  async reassert(current: () => { draining: readonly DrainingPod[]; servingUids: ReadonlySet<string> }, scope: ReassertScope = 'full'): Promise<void> {
+  async reassert(current: () => { draining: readonly DrainingPod[]; servingUids: ServingUids }, scope: ReassertScope = 'full'): Promise<void> {
     if (current().draining.length === 0) {
       await this.queue.run(async () => {
         const now = current();
@@ -160,7 +160,7 @@ export class IpvsHold {
     return listServers(this.options.ipvs, (await this.options.ipvs.listServices()).filter((service) => ids.has(formatServiceKey(service.key))), this.concurrency);
   }
 
-  private async releaseNotDraining(draining: readonly DrainingPod[], servingUids: ReadonlySet<string>): Promise<void> {
+  private async releaseNotDraining(draining: readonly DrainingPod[], servingUids: ServingUids): Promise<void> {
     if (this.holds.size === 0) return;
     const drainingUids = new Set<string>();
     for (const p of draining) drainingUids.add(p.uid);
@@ -177,7 +177,7 @@ export class IpvsHold {
    * server of: their servers (if any) are found by the next full pass, which the caller may
    * run at once.
    */
-  syncChanged(draining: readonly DrainingPod[], servingUids: ReadonlySet<string>): Promise<number> {
+  syncChanged(draining: readonly DrainingPod[], servingUids: ServingUids): Promise<number> {
     return this.queue.run(async () => {
       await this.releaseNotDraining(draining, servingUids);
       return this.holdKnown(draining);

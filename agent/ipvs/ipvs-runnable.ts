@@ -15,7 +15,7 @@ import type { IpvsEditor } from '../handover/handover.js';
 import { Topic } from '../topic.js';
 import type { FlowpinController } from './flowpin/controller.js';
 import { createAgentFlowpin, flowpinSkip } from './flowpin/wire.js';
-import { IpvsHold, type DrainingPod, type HeldServer } from './ipvs-hold.js';
+import { IpvsHold, type DrainingPod, type HeldServer, type ServingUids } from './ipvs-hold.js';
 import { IpvsOwnership } from '../handover/index.js';
 
 /** What the plan says to hold: the draining pods, and which pods the API shows serving again. */
@@ -282,10 +282,9 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
   }
 
   /** Pods with held servers that the API shows serving again (their release restores the weights). */
-  private servingHeldUids(): Set<string> {
-    const serving = new Set<string>();
-    for (const h of this.hold.list()) if (this.options.plan.isServing(h.podUid)) serving.add(h.podUid);
-    return serving;
+  private servingHeldUids(): ServingUids {
+    // Asked only of the pods whose holds a pass releases: not a pass over every held server per run.
+    return { has: (uid) => this.options.plan.isServing(uid) };
   }
 
   private async refreshIndex(): Promise<void> {

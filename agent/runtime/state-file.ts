@@ -62,7 +62,8 @@ function validPod(p: unknown): p is PodRecord {
 export function validHold(h: unknown): h is HeldServer {
   return isRecord(h) && typeof h.podUid === 'string' && isRecord(h.service) && isRecord(h.destination)
     && typeof h.originalWeight === 'number' && typeof h.recreated === 'boolean'
-    && (h.originalAssumed === undefined || typeof h.originalAssumed === 'boolean');
+    && (h.originalAssumed === undefined || typeof h.originalAssumed === 'boolean')
+    && (h.elsewhere === undefined || h.elsewhere === true);
 }
 
 function validSession(s: unknown): s is SessionRecord {
