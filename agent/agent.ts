@@ -19,6 +19,7 @@ import { EndpointsRunnable } from './endpoints/index.js';
 import type { DrainingPod } from './ipvs/ipvs-hold.js';
 import type { RawSlice } from '../src/endpoints/slice-view.js';
 import { RecentSet } from './recent-set.js';
+import { makeAddressHolder } from './address-holder.js';
 import { kubeEventSink, PodEvents, PodsRunnable, type PodCache } from './pods/index.js';
 import { Runnables, type Runnable, type RunnableFailedError } from './runnable.js';
 import { Topic } from './topic.js';
@@ -82,14 +83,22 @@ export class Agent {
       sliceUpserted: (slice) => slicesUpserted.publish(slice),
       sliceRemoved: (key) => slicesRemoved.publish(key),
     });
-    /** Another pod than `uid` holding `address`: a live pod of this node, or a current endpoint. */
-    const holderOf = (address: string, uid: string): string | undefined => cache.liveHolder(address, clock.now(), uid)?.view.key ?? endpoints.holderOf(address, uid);
+    const holder = makeAddressHolder({
+      liveLocal: (address, exceptUid) => cache.liveHolder(address, clock.now(), exceptUid)?.view.key,
+      endpointHolders: (address) => endpoints.index.holderUids(address),
+      goneLocally: (uid) => recentLocal.has(uid),
+    });
+    /** Another pod than `uid` holding `address`: a live pod of this node, or a current endpoint (named as its slice names it). */
+    const holderOf = (address: string, uid: string): string | undefined => {
+      const who = holder.holderOf(address, uid);
+      return who === undefined ? undefined : (endpoints.index.merged(who)?.key ?? who);
+    };
     const conntrack = this.conntrack = new ConntrackRunnable({
       config, netlink, kube, clock, logger, metrics, events, plan: planner,
       liveHolder: holderOf,
       holderOf,
       ownership: { owns: (p, a, port) => endpoints.index.owns(p, a, port), ownedTargets: () => endpoints.index.ownedTargets(), serviceOf: (p, a, port) => endpoints.index.serviceOf(p, a, port) },
-      heldLocally: (addresses) => new Set(addresses.filter((a) => cache.liveHolder(a, clock.now()) !== undefined || endpoints.index.holderUids(a).length > 0)),
+      heldLocally: (addresses) => holder.heldLocally(addresses),
       watchedIps: () => {
         const ips = new Set<string>();
         cache.forEachIp((ip) => ips.add(ip));

@@ -151,12 +151,6 @@ export class EndpointsRunnable implements Runnable {
     return out;
   }
 
-  /** Another pod than `uid` listed with `address` now (IP reuse), or undefined. */
-  holderOf(address: string, uid: string): string | undefined {
-    for (const holder of this.index.holderUids(address)) if (holder !== uid) return holder;
-    return undefined;
-  }
-
   snapshot(): PodRecord[] {
     return this.planner.snapshot();
   }

@@ -42,3 +42,38 @@ test('a preStop call for a pod the agent has not seen because its pod watch is b
     await agent.stop();
   }
 });
+
+// Found with FAULT_SEED=1605161888 (p51 force-deleted while its slices' watch was behind, p188
+// given its IP at once, then deleted too). Each flush asked who else holds the address: p51's
+// found p188 live, p188's found p51 still in a slice, and both pods' entries stayed. For this
+// node's pods the pod watch is the truth: a slice still listing a pod it saw go is behind.
+test('a local pod force-deleted, its IP reused at once and the new pod gone too: every entry flushed though a stale slice still lists the first', async () => {
+  const ip = '10.9.5.1';
+  // A slice no controller rewrites (the pods' app is no Service's): it lists pod a until the end.
+  server.putEndpointSlice({
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    metadata: { name: 'stale-1', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'stale' } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [ip], conditions: { ready: true, serving: true, terminating: false }, nodeName: 'node-reuse', targetRef: { kind: 'Pod', namespace: 'shop', name: 'a', uid: 'uid-a' } }],
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+  });
+  server.putPod(managedPod({ name: 'a', app: 'stale', nodeName: 'node-reuse', ips: [ip], uid: 'uid-a', drain: '3s', minDrain: '0s' }));
+  const ct = new MemoryConntrack();
+  const agent = await rig.makeAgent('node-reuse', memoryNetlinkWithEvents(ct, new MemoryIpvs()));
+  const entries = (): number => ct.entries().filter((e) => e.reply.src === ip).length;
+  try {
+    await agent.start();
+    await until('ready', () => agent.readiness().ready);
+    await ct.insertConntrackForTest([{ protocol: 'tcp', origSrc: '192.0.2.10', origDst: '10.96.0.10', replySrc: ip, dstPort: 80, replySrcPort: 8080, count: 1, state: 'ESTABLISHED', timeout: 1000, dnat: true }]);
+    server.deletePod('shop', 'a');
+    server.putPod(managedPod({ name: 'b', app: 'stale', nodeName: 'node-reuse', ips: [ip], uid: 'uid-b', drain: '3s', minDrain: '0s' }));
+    await ct.insertConntrackForTest([{ protocol: 'tcp', origSrc: '192.0.2.11', origDst: '10.96.0.10', replySrc: ip, dstPort: 80, replySrcPort: 8080, count: 1, state: 'ESTABLISHED', timeout: 1000, dnat: true }]);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.ok(entries() > 0, 'nothing flushed while pod b is live');
+    server.deletePod('shop', 'b');
+    await until('every entry of the address flushed', () => entries() === 0, 8000);
+  } finally {
+    await agent.stop();
+    server.deleteEndpointSlice('shop', 'stale-1');
+  }
+});
