@@ -6,6 +6,8 @@ import { heldId, type HeldServer } from './held-server.js';
 
 export class HoldRegistry {
   private readonly holds = new Map<string, HeldServer>();
+  /** Pod uid -> the ids of its held servers: a release or a "held already?" costs that pod, not every hold. */
+  private readonly byPod = new Map<string, Set<string>>();
   /** Counts scans and edits: a hold made after a scan began (`heldAt` > the scan's) is newer than the scan. */
   private seq = 0;
   private readonly heldAt = new WeakMap<HeldServer, number>();
@@ -36,23 +38,53 @@ export class HoldRegistry {
   }
 
   set(id: string, held: HeldServer): void {
+    const before = this.holds.get(id);
+    if (before !== undefined && before.podUid !== held.podUid) this.unindex(id, before.podUid);
     this.holds.set(id, held);
+    let ids = this.byPod.get(held.podUid);
+    if (ids === undefined) this.byPod.set(held.podUid, (ids = new Set()));
+    ids.add(id);
   }
 
   delete(id: string): void {
+    const held = this.holds.get(id);
+    if (held === undefined) return;
     this.holds.delete(id);
+    this.unindex(id, held.podUid);
   }
 
-  /** The pods with a held server. */
-  podUids(): Set<string> {
-    const uids = new Set<string>();
-    for (const h of this.holds.values()) uids.add(h.podUid);
-    return uids;
+  /** Whether `uid` has a held server. */
+  holdsPod(uid: string): boolean {
+    return this.byPod.has(uid);
+  }
+
+  /** The pods with a held server, as a copy (the caller may release while it walks them). */
+  podUidList(): string[] {
+    return [...this.byPod.keys()];
+  }
+
+  /** The held servers of one pod, as a copy of their entries (the caller may delete while it walks them). */
+  entriesOf(uid: string): Array<[string, HeldServer]> {
+    const ids = this.byPod.get(uid);
+    if (ids === undefined) return [];
+    const out: Array<[string, HeldServer]> = [];
+    for (const id of ids) {
+      const held = this.holds.get(id);
+      if (held !== undefined) out.push([id, held]);
+    }
+    return out;
   }
 
   /** Resumes holds from the state file (before the first sync). */
   resume(held: readonly HeldServer[]): void {
-    for (const h of held) this.holds.set(heldId(h.service, h.destination), { ...h });
+    for (const h of held) this.set(heldId(h.service, h.destination), { ...h });
+  }
+
+  private unindex(id: string, uid: string): void {
+    const ids = this.byPod.get(uid);
+    if (ids === undefined) return;
+    ids.delete(id);
+    if (ids.size === 0) this.byPod.delete(uid);
   }
 
   /**
@@ -66,10 +98,10 @@ export class HoldRegistry {
       const id = heldId(h.service, h.destination);
       const mine = this.holds.get(id);
       if (mine === undefined) {
-        this.holds.set(id, { ...h });
+        this.set(id, { ...h });
         changed += 1;
       } else if (mine.originalAssumed === true && h.originalAssumed !== true) {
-        this.holds.set(id, { ...mine, originalWeight: h.originalWeight, spec: h.spec, originalAssumed: false, recreated: mine.recreated || h.recreated, serviceOrder: mine.serviceOrder ?? h.serviceOrder });
+        this.set(id, { ...mine, originalWeight: h.originalWeight, spec: h.spec, originalAssumed: false, recreated: mine.recreated || h.recreated, serviceOrder: mine.serviceOrder ?? h.serviceOrder });
         changed += 1;
       }
     }

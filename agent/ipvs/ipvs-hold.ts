@@ -164,9 +164,7 @@ export class IpvsHold {
     if (this.holds.size === 0) return;
     const drainingUids = new Set<string>();
     for (const p of draining) drainingUids.add(p.uid);
-    const release = new Set<string>();
-    for (const h of this.holds.values()) if (!drainingUids.has(h.podUid)) release.add(h.podUid);
-    for (const uid of release) await this.releasePod(uid, servingUids.has(uid) ? 'serving' : 'gone');
+    for (const uid of this.holds.podUidList()) if (!drainingUids.has(uid)) await this.releasePod(uid, servingUids.has(uid) ? 'serving' : 'gone');
   }
 
   /**
@@ -213,11 +211,10 @@ export class IpvsHold {
 
   /** Fast path: servers of newly draining pods that the index knows, edited to 0 before any scan. */
   private async holdKnown(draining: readonly DrainingPod[]): Promise<number> {
-    const held = this.holds.podUids();
     const zeros: HeldServer[] = [];
     let unindexed = 0;
     for (const pod of draining) {
-      if (held.has(pod.uid)) continue;
+      if (this.holds.holdsPod(pod.uid)) continue;
       if (pod.wasReady !== false && pod.ips.every((ip) => this.index.at(ip).length === 0)) unindexed += 1;
       for (const ip of pod.ips) {
         for (const { service, dest } of this.index.at(ip)) {
@@ -305,8 +302,7 @@ export class IpvsHold {
   }
 
   private async releasePod(uid: string, why: 'serving' | 'gone'): Promise<void> {
-    for (const [id, held] of this.holds.entries()) {
-      if (held.podUid !== uid) continue;
+    for (const [id, held] of this.holds.entriesOf(uid)) {
       if (!(await release(this.edits, this.index, held, why))) continue;
       this.holds.delete(id);
       this.options.hooks?.changed?.();
