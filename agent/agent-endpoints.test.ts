@@ -141,6 +141,32 @@ test('a pod of another node deleted while no agent ran: its ghosts are gone with
   }
 });
 
+// Found with FAULT_SEED=2584985535: pods of other nodes created and deleted while this agent's
+// slice watch was down (its relist after a 410 came once they were gone) left their entries
+// here: no event and no list ever named them. A relist after a gap runs the sweep again.
+test('a pod of another node that came and went while the slice watch was down: its ghosts are deleted after the relist', async () => {
+  server.putPod(managedPod({ name: 'g2', nodeName: 'node-b', ips: ['10.60.4.2'], uid: 'uid-g2' }));
+  const n = await nodeA([], { janitorGrace: '300ms', janitorInterval: '1s' });
+  try {
+    await new Promise((r) => setTimeout(r, 1500)); // the first sweep is done
+    // The API fails every request a while: the watches end and back off.
+    server.failNext(1_000_000, 500, 'any');
+    server.dropWatches();
+    await new Promise((r) => setTimeout(r, 200));
+    server.putPod(managedPod({ name: 'g1', nodeName: 'node-b', ips: ['10.60.4.1'], uid: 'uid-g1' }));
+    await traffic(n.ct, '10.60.4.1');
+    await traffic(n.ct, '10.60.4.2');
+    server.deletePod('shop', 'g1');
+    server.expireResourceVersions(); // the watches cannot resume: they relist
+    server.clearFailures();
+    await until('the unseen pod\'s entries deleted', () => serviceEntries(n.ct, '10.60.4.1') === 0, 20_000);
+    assert.equal(serviceEntries(n.ct, '10.60.4.2'), 5, 'a live endpoint\'s entries stay');
+  } finally {
+    await n.agent.stop();
+    server.deletePod('shop', 'g2');
+  }
+});
+
 test('a host-network pod of this node: held by its slice\'s port, flushed by it, the node address\'s other traffic untouched', async () => {
   const NODE_IP = '192.168.60.1';
   server.putPod(managedPod({ name: 'h1', nodeName: 'node-a', ips: [NODE_IP], uid: 'uid-h1', hostNetwork: true }));

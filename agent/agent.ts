@@ -185,6 +185,9 @@ export class Agent {
     slicesUpserted.subscribe((slice) => conntrack.sliceUpserted(slice));
     slicesRemoved.subscribe((key) => conntrack.sliceRemoved(key));
     endpoints.listed.subscribe(bothListed);
+    // A relist after a gap: a pod that came and went in the gap left entries no flush will name; the sweep's rule finds them.
+    pods.relisted.subscribe(() => conntrack.resweep());
+    endpoints.relisted.subscribe(() => conntrack.resweep());
     endpoints.changed.subscribe(() => plan.requestRun());
     endpoints.flushes.subscribe((f) => conntrack.flushTargets(f));
     planner.transitions.subscribe((t) => drain.onTransition(t));

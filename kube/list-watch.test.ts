@@ -24,7 +24,7 @@ interface Rig {
   held: Map<string, Thing>;
 }
 
-function rig(options: { watchList?: WatchListMode; backoffMaxMs?: number; random?: () => number; storeKeys?: boolean } = {}): Rig {
+function rig(options: { watchList?: WatchListMode; backoffMaxMs?: number; random?: () => number; storeKeys?: boolean; relisted?: boolean } = {}): Rig {
   const fake = new FakeListerWatcher();
   const clock = new FakeClock();
   const log: string[] = [];
@@ -36,6 +36,7 @@ function rig(options: { watchList?: WatchListMode; backoffMaxMs?: number; random
     restarting: (error, delayMs) => log.push(`restarting ${delayMs} ${error instanceof Error ? error.message : String(error)}`),
     relisting: (delayMs) => log.push(`relisting ${delayMs}`),
     fellBack: () => log.push('fellBack'),
+    ...(options.relisted === true ? { relisted: () => log.push('relisted') } : {}),
     ...(options.storeKeys === true ? { keys: () => held.keys() } : {}),
   };
   const lw = new RestartingListWatch<Thing>(
@@ -344,4 +345,30 @@ test('a stopped list/watch ignores what its last watch still delivers', async ()
   await r.clock.advance(60_000);
   assert.deepEqual(drain(r.log), []);
   assert.equal(r.fake.watches.length, 1);
+});
+
+// What `relisted` protects: an object created and deleted while the watch was down or stalled is
+// in no event and no list; the agent's conntrack sweep runs again when told so.
+test('relisted: after a relist that followed a watch failure or a silence, not after a resync of a live watch, never for the first list', async () => {
+  const r = rig({ relisted: true });
+  await synced(r);
+  r.fake.lastWatch.send('ADDED', item('c', '11'));
+  drain(r.log);
+  r.fake.answer({ items: [item('a', '5'), item('b', '6'), item('c', '11')], resourceVersion: '12' });
+  assert.equal(await Promise.all([r.lw.resync(), r.clock.advance(0)]).then(([applied]) => applied), true);
+  assert.deepEqual(drain(r.log), ['upsert a', 'upsert b', 'upsert c'], 'the watch had just delivered: nothing was missed');
+  // A 410: the relist may have missed what came and went.
+  r.fake.lastWatch.send('ERROR', { kind: 'Status', code: 410, message: 'too old resource version' });
+  r.fake.answer({ items: [item('a', '5')], resourceVersion: '20' });
+  r.fake.lastWatch.end(null);
+  await r.clock.advance(0);
+  assert.deepEqual(drain(r.log), ['relisting 0', 'upsert a', 'remove b', 'remove c', 'relisted']);
+  // Silence (a stalled watch looks the same) longer than 2 s, then a resync: relisted too.
+  await r.clock.advance(2500);
+  r.fake.answer({ items: [item('a', '5')], resourceVersion: '30' });
+  const applied = r.lw.resync();
+  await r.clock.advance(0);
+  assert.equal(await applied, true);
+  assert.deepEqual(drain(r.log), ['upsert a', 'relisted']);
+  await r.lw.stop();
 });

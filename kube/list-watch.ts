@@ -57,6 +57,14 @@ export interface ListWatchHandlers<T> {
   restarting(error: unknown, delayMs: number): void;
   /** A 410 Gone: relisting after `delayMs` (0 the first time in a stable period). */
   relisting?(delayMs: number): void;
+  /**
+   * A complete state was applied again after the first (a relist, or a streaming list's
+   * initial events) that may have missed changes: the watch had failed, or had delivered
+   * nothing for `LOSSY_SILENCE_MS` (a stall looks like silence). An object created and deleted
+   * in between is in no event and no list: whoever must act on every object that went (the
+   * conntrack sweep) learns here that some may have gone unseen.
+   */
+  relisted?(): void;
   /** `watchList: auto` gave up the streaming list for this process life: lists instead (called once). */
   fellBack?(why: string): void;
   /**
@@ -111,6 +119,8 @@ const BACKOFF_START_MS = 250;
 const BACKOFF_RESET_MS = 120_000;
 /** A resync() asked during a longer backoff retries within this (a caller is waiting on the view). */
 const RESYNC_WAIT_MAX_MS = 2000;
+/** A relist after the watch delivered nothing for this long may have missed objects that came and went. */
+const LOSSY_SILENCE_MS = 2000;
 
 export class RestartingListWatch<T> {
   private readonly store: ListWatchStore<T>;
@@ -133,6 +143,8 @@ export class RestartingListWatch<T> {
   private progressAtMs = Number.NEGATIVE_INFINITY;
   /** A failure since the view was last known complete: changes may be missing until the next list or event. */
   private gap = true;
+  /** A relist begun after a gap or a silence is pending (`relisted` is due once it completes). */
+  private lossyRelist = false;
   /** resync() asked for a fresh state that has not been applied yet. */
   private resyncing = false;
   private resyncWaiters: Array<(applied: boolean) => void> = [];
@@ -239,6 +251,7 @@ export class RestartingListWatch<T> {
   private async cycle(): Promise<void> {
     const generation = ++this.generation;
     const initial = this.resourceVersion === undefined && this.watchList.streaming ? new InitialEvents(this.store.holdsAny()) : undefined;
+    if (this.resourceVersion === undefined && this.everSynced && (this.gap || this.progressAgeMs() > LOSSY_SILENCE_MS)) this.lossyRelist = true;
     try {
       if (initial !== undefined) {
         await this.watch(generation, initial);
@@ -293,6 +306,9 @@ export class RestartingListWatch<T> {
     if (!this.everSynced) {
       this.everSynced = true;
       this.handlers.synced(via);
+    } else if (this.lossyRelist) {
+      this.lossyRelist = false;
+      this.handlers.relisted?.();
     }
   }
 

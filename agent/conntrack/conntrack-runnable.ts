@@ -17,7 +17,7 @@ import type { AgentMetrics } from '../runtime/metrics.js';
 import { Topic } from '../topic.js';
 import { GhostCleanup, type FlushReport } from './ghost-cleanup.js';
 import { IndexedConntrack } from './indexed-conntrack.js';
-import type { RunningJanitor, ScanReport, StaleJanitor } from '../stale/index.js';
+import type { JanitorMetrics, RunningJanitor, ScanReport, StaleJanitor } from '../stale/index.js';
 import type { Ownership } from '../../src/stale/index.js';
 import type { RawSlice } from '../../src/endpoints/slice-view.js';
 import { TargetFlush, type TargetFlushRequest } from './target-flush.js';
@@ -27,6 +27,9 @@ export interface FlushedPlan {
   record(uid: string): PodRecord | undefined;
   markFlushed(uid: string, nowMs: number): boolean;
 }
+
+/** A sweep again (after a relist) at most this often (or --janitor-interval, when shorter): each is a table dump. */
+const RESWEEP_SPACING_MS = 10_000;
 
 export interface ConntrackOptions {
   config: Pick<AgentConfig, 'nodeName' | 'conntrackEvents' | 'flushWindowMs' | 'janitor' | 'janitorGraceMs' | 'janitorIntervalMs' | 'relistBackoffMaxMs' | 'statsIntervalMs' | 'restartSweep'>;
@@ -63,6 +66,10 @@ export class ConntrackRunnable implements Runnable {
   private stale: StaleJanitor | undefined;
   /** The sweep is done (no --janitor): its janitor was dropped (`stale` undefined). */
   private sweepDone = false;
+  private sweepEndedAtMs = Number.NEGATIVE_INFINITY;
+  private resweepTimer: TimerHandle | undefined;
+  private janitorMetrics: JanitorMetrics | undefined;
+  private stopped = false;
   /** The conntrack event index, when --conntrack-events is on and it opened. */
   private indexed: IndexedConntrack | undefined;
   /** Pod IPs changed since the event index was last told (told at most once a second). */
@@ -152,23 +159,10 @@ export class ConntrackRunnable implements Runnable {
   }
 
   async start(): Promise<void> {
-    const { config, kube, netlink, metrics, clock, logger } = this.options;
+    const { config, clock } = this.options;
     await this.openEventIndex();
     if (config.janitor || config.restartSweep) {
-      const { StaleJanitor, JanitorMetrics, makeLivePodHolders } = await import('../stale/index.js');
-      const fromApi = makeLivePodHolders(kube, 8, { fromCache: true });
-      const log = logger.child({ part: config.janitor ? 'janitor' : 'restart-sweep' });
-      const janitor = new StaleJanitor({
-        conntrack: netlink, clock, logger: log, metrics: new JanitorMetrics(metrics.registry), graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs,
-        livePodHolders: async (addresses) => {
-          const held = this.options.heldLocally(addresses);
-          const rest = addresses.filter((a) => !held.has(a));
-          for (const a of rest.length === 0 ? [] : await fromApi(rest)) held.add(a);
-          return held;
-        },
-        scanned: (report) => this.onSweep(report),
-        ownership: this.options.ownership,
-      });
+      const janitor = await this.makeSweep();
       this.stale = janitor;
       if (config.janitor) {
         janitor.start();
@@ -179,7 +173,61 @@ export class ConntrackRunnable implements Runnable {
     void this.pollStats();
   }
 
+  /**
+   * A watch relisted after a gap: a pod that came and went in the gap (created, served, deleted
+   * while the watch was down or stalled) is in no event and no list, so no flush will ever name
+   * it. The restart sweep's rule (entries DNATed to an address no endpoint owns and no live pod
+   * holds, after its grace) finds its entries: the sweep runs again, at most once per
+   * `RESWEEP_SPACING_MS` or --janitor-interval (a table dump each), or the janitor, when on, scans now.
+   */
+  resweep(): void {
+    const { config, clock } = this.options;
+    if (this.stopped || (!config.janitor && !config.restartSweep)) return;
+    if (this.stale !== undefined) {
+      this.stale.requestScan();
+      return;
+    }
+    if (this.resweepTimer !== undefined) return;
+    const wait = Math.max(0, this.sweepEndedAtMs + Math.min(RESWEEP_SPACING_MS, config.janitorIntervalMs) - clock.now());
+    this.resweepTimer = clock.setTimeout(() => {
+      this.resweepTimer = undefined;
+      void this.startSweepAgain();
+    }, wait);
+  }
+
+  private async startSweepAgain(): Promise<void> {
+    if (this.stopped || this.stale !== undefined) return;
+    this.options.logger.info('restart sweep again: a watch relisted after a gap (pods that came and went in it were never seen)');
+    this.sweepDone = false;
+    const sweep = await this.makeSweep();
+    if (this.stopped) return;
+    this.stale = sweep;
+    sweep.markSynced();
+  }
+
+  /** The stale-entry janitor (--janitor) or the one-off restart sweep: the same rule. */
+  private async makeSweep(): Promise<StaleJanitor> {
+    const { config, kube, netlink, metrics, clock, logger } = this.options;
+    const { StaleJanitor: Janitor, JanitorMetrics, makeLivePodHolders } = await import('../stale/index.js');
+    const fromApi = makeLivePodHolders(kube, 8, { fromCache: true });
+    const log = logger.child({ part: config.janitor ? 'janitor' : 'restart-sweep' });
+    this.janitorMetrics ??= new JanitorMetrics(metrics.registry);
+    return new Janitor({
+      conntrack: netlink, clock, logger: log, metrics: this.janitorMetrics, graceMs: config.janitorGraceMs, intervalMs: config.janitorIntervalMs,
+      livePodHolders: async (addresses) => {
+        const held = this.options.heldLocally(addresses);
+        const rest = addresses.filter((a) => !held.has(a));
+        for (const a of rest.length === 0 ? [] : await fromApi(rest)) held.add(a);
+        return held;
+      },
+      scanned: (report) => this.onSweep(report),
+      ownership: this.options.ownership,
+    });
+  }
+
   async stop(): Promise<void> {
+    this.stopped = true;
+    this.resweepTimer?.cancel();
     this.statsTimer?.cancel();
     await this.stale?.stop();
     this.cleanup.stop();
@@ -220,6 +268,7 @@ export class ConntrackRunnable implements Runnable {
     if (report.deleted > 0) this.options.metrics.restartSweepDeleted.inc(report.deleted);
     if (this.options.config.janitor || report.waiting > 0 || this.sweepDone) return;
     this.sweepDone = true;
+    this.sweepEndedAtMs = this.options.clock.now();
     this.options.logger.info({ deleted: report.deleted, scanned: report.scanned }, 'restart sweep done: entries of addresses no endpoint or local pod holds were deleted');
     const sweep = this.stale;
     this.stale = undefined;

@@ -63,6 +63,8 @@ export class EndpointsRunnable implements Runnable {
   readonly flushes = new Topic<EndpointFlush>();
   /** Slices and namespaces are both listed (published once). */
   readonly listed = new Topic<void>();
+  /** The slices were listed again after a watch gap (endpoints that came and went meanwhile were never seen). */
+  readonly relisted = new Topic<void>();
   private readonly optedIn = new Set<string>();
   private readonly slices: RestartingListWatch<RawSlice>;
   private readonly namespaces: RestartingListWatch<NamespaceLike>;
@@ -94,6 +96,7 @@ export class EndpointsRunnable implements Runnable {
         synced: () => this.maybeListed(),
         restarting: restarting('EndpointSlice'),
         relisting: (delayMs) => log.info({ retryInMs: delayMs }, 'EndpointSlice watch: resourceVersion too old (410 Gone); relisting'),
+        relisted: () => this.relisted.publish(),
       },
     );
     this.namespaces = new RestartingListWatch<NamespaceLike>(

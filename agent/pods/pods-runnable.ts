@@ -42,6 +42,8 @@ export class PodsRunnable implements Runnable {
   readonly changes = new Topic<PodChange>();
   /** The first complete list is in (published once). */
   readonly listed = new Topic<void>();
+  /** A relist after a watch gap was applied (pods that came and went meanwhile were never seen). */
+  readonly relisted = new Topic<void>();
   private readonly watch: PodWatch;
 
   constructor(options: PodsOptions) {
@@ -69,6 +71,7 @@ export class PodsRunnable implements Runnable {
           this.listed.publish();
         },
         relisting: (delayMs) => log.info({ retryInMs: delayMs }, 'watch: resourceVersion too old (410 Gone); relisting from the watch cache'),
+        relisted: () => this.relisted.publish(),
         restarting: (error, delayMs) => {
           metrics.watchRestarts.inc();
           log.warn({ err: error, retryInMs: delayMs }, 'watch: failed; restarting after backoff');

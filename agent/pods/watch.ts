@@ -26,6 +26,8 @@ export interface PodWatchHandlers {
   restarting(error: unknown, delayMs: number): void;
   /** A 410 Gone: relisting after `delayMs` (jittered backoff when it repeats). */
   relisting?(delayMs: number): void;
+  /** A relist after a watch gap was applied: pods that came and went in the gap were never seen. */
+  relisted?(): void;
   /** The uids held now (the store's): then the list/watch keeps no set of uids of its own. */
   keys?(): Iterable<string>;
 }
@@ -78,6 +80,7 @@ export class PodWatch {
         },
         restarting: (error, delayMs) => handlers.restarting(error, delayMs),
         relisting: (delayMs) => handlers.relisting?.(delayMs),
+        relisted: () => handlers.relisted?.(),
         fellBack: (why) => options.logger.warn({ why }, 'watch: the API server does not serve streaming lists; listing from the watch cache for the rest of this process life (--watch-list=auto)'),
         ...(handlers.keys === undefined ? {} : { keys: () => handlers.keys?.() ?? [] }),
       },

@@ -124,6 +124,11 @@ export class StaleJanitor {
     return report;
   }
 
+  /** Scans soon (a watch relisted after a gap: entries of pods never seen may wait here). */
+  requestScan(): void {
+    this.scanSoon(0);
+  }
+
   private scanSoon(delayMs: number): void {
     if (this.stopped || !this.synced) return;
     if (this.soon !== undefined) {
