@@ -138,7 +138,14 @@ export class DrainRunnable implements Runnable, HandedSessions {
     if (interrupted) {
       metrics.drainsInterrupted.inc();
       log.warn({ pod: rec.key, ips: rec.ips, drainId: rec.drainId, holder: rec.holder, startedAtMs: rec.startedAtMs }, 'drain interrupted: the agent holding its preStop call died; the kubelet saw a reset and went on');
-      events.drainInterrupted(pod, `the conndrain agent instance holding this pod's preStop call (${rec.holder}) stopped without answering it (crash or kill); the kubelet ended the hook early. The drain (IPVS hold, flow count) goes on; started ${new Date(rec.startedAtMs).toISOString()}`);
+    }
+    // Reported by this instance, or by an earlier one whose Event the API never took (it was
+    // down, then that instance stopped): the state file keeps it due until it is recorded.
+    if (interrupted || rec.interruptedUnposted === true) {
+      const who = interrupted ? `(${rec.holder}) ` : '';
+      this.sessions.markInterruptedUnposted(rec.drainId);
+      const posted = events.drainInterrupted(pod, `the conndrain agent instance holding this pod's preStop call ${who}stopped without answering it (crash or kill); the kubelet ended the hook early. The drain (IPVS hold, flow count) goes on; started ${new Date(rec.startedAtMs).toISOString()}`, () => this.sessions.interruptedRecorded(rec.drainId));
+      if (!posted) this.sessions.interruptedRecorded(rec.drainId);
     }
     if (rec.startedPosted) events.drainResumed(pod);
     this.sessions.resume(rec);

@@ -195,6 +195,8 @@ export type JoinResult = { kind: 'unknown' } | { kind: 'drain'; done: Promise<Dr
 
 export class DrainSessions {
   private readonly sessions = new Map<string, DrainSession>();
+  /** Drain ids whose DrainInterrupted Event is due and not recorded yet (kept in the state file until it is). */
+  private readonly interruptedUnposted = new Set<string>();
   private readonly forget = new Map<string, TimerHandle>();
   /** Drain ids of pods that left the API, oldest first. */
   private readonly gone = new Map<string, GoneDrain>();
@@ -267,9 +269,22 @@ export class DrainSessions {
     const out: SessionRecord[] = [];
     for (const s of this.sessions.values()) {
       if (s.summary !== undefined) continue;
-      out.push({ drainId: s.drainId, uid: s.pod.uid, key: s.pod.key, nodeName: s.pod.nodeName, ips: s.pod.ips, startedAtMs: s.startedMs, minDrainMs: s.settings.minDrainMs, drainMs: s.settings.drainMs, startedPosted: true, holder, handedOver });
+      out.push({
+        drainId: s.drainId, uid: s.pod.uid, key: s.pod.key, nodeName: s.pod.nodeName, ips: s.pod.ips, startedAtMs: s.startedMs, minDrainMs: s.settings.minDrainMs, drainMs: s.settings.drainMs, startedPosted: true, holder, handedOver,
+        ...(this.interruptedUnposted.has(s.drainId) ? { interruptedUnposted: true as const } : {}),
+      });
     }
     return out;
+  }
+
+  /** A DrainInterrupted Event for `drainId` is being posted: the state file says so until it is recorded. */
+  markInterruptedUnposted(drainId: string): void {
+    this.interruptedUnposted.add(drainId);
+  }
+
+  /** The DrainInterrupted Event of `drainId` is recorded. */
+  interruptedRecorded(drainId: string): void {
+    if (this.interruptedUnposted.delete(drainId)) this.options.onChange?.();
   }
 
   /**

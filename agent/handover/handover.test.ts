@@ -110,6 +110,42 @@ test('a session whose holder is gone without a handover (kill -9) is reported on
   }
 });
 
+// Found with FAULT_SEED=4241708189 (in CI): the agent that found a session cut by a kill -9
+// queued its DrainInterrupted while the API was down, then handed over; the Event waited only in
+// its memory, and the next agent saw a handed-over session, not an interrupted one.
+test('a DrainInterrupted the API never took stays due in the state file: the next agent posts it, even after a graceful handover', async () => {
+  const path = rig.path('interrupted-unposted.json');
+  const ct = new MemoryConntrack();
+  await openFlow(ct, '10.7.1.1');
+  server.putPod(managedPod({ name: 'u1', nodeName: 'node-u', ips: ['10.7.1.1'], drain: '20s', minDrain: '1s' }));
+  const session: SessionRecord = { drainId: 'drain-u1', uid: 'uid-u1', key: 'shop/u1', nodeName: 'node-u', ips: ['10.7.1.1'], startedAtMs: Date.now() - 500, minDrainMs: 1000, drainMs: 20_000, startedPosted: true, holder: 'node-u.dead0000', handedOver: false };
+  writeFileSync(path, JSON.stringify({ version: 2, writtenAt: 'x', owner: { instance: 'node-u.dead0000', startedAtMs: 1 }, pods: [], holds: [], sessions: [session] }));
+  let refused = 0;
+  const first = await rig.makeAgent('node-u', memoryNetlink(ct, new MemoryIpvs()), {
+    stateFile: path, flags: { flowPollInterval: '50ms', conntrackEvents: 'false', ipvsHold: 'false' },
+    deps: { eventSink: () => { refused += 1; return Promise.reject(Object.assign(new Error('API down'), { statusCode: 503 })); } },
+  });
+  await first.start();
+  try {
+    await until('the Event was tried', () => refused > 0);
+    await until('the state file says it is due', () => readState(path).sessions.some((s) => s.drainId === 'drain-u1' && s.interruptedUnposted === true));
+  } finally {
+    await first.stop(); // a graceful stop: the session is handed over
+  }
+  assert.deepEqual(readState(path).sessions.map((s) => [s.drainId, s.handedOver, s.interruptedUnposted]), [['drain-u1', true, true]]);
+  assert.deepEqual(reasonsOf('u1'), []);
+  const second = await makeAgent('node-u', path, ct);
+  await second.start();
+  try {
+    await until('DrainInterrupted posted by the next agent', () => reasonsOf('u1').includes('DrainInterrupted'));
+    await until('no longer due in the state file', () => readState(path).sessions.every((s) => s.interruptedUnposted === undefined));
+    assert.deepEqual(reasonsOf('u1'), ['DrainInterrupted']);
+  } finally {
+    await second.stop();
+    await ct.deleteConntrack({ addresses: ['10.7.1.1'], match: ['origDst'] });
+  }
+});
+
 test('overlap: a newer agent takes the state file over; the older one hands over on SIGTERM (answers its held call when the flow closes), nothing is interrupted', async () => {
   const path = rig.path('overlap.json');
   const ct = new MemoryConntrack();

@@ -98,9 +98,11 @@ export class PodEvents {
     if (this.mine(pod)) this.open.add(pod.uid);
   }
 
-  drainInterrupted(pod: EventPod, message: string): void {
-    if (!this.mine(pod)) return;
-    this.emit(pod, EVENT_DRAIN_INTERRUPTED, message, 'Warning');
+  /** Posts DrainInterrupted (retried while the API fails); `recorded` once the API took it. False when it is not this node's pod. */
+  drainInterrupted(pod: EventPod, message: string, recorded?: () => void): boolean {
+    if (!this.mine(pod)) return false;
+    this.emit(pod, EVENT_DRAIN_INTERRUPTED, message, 'Warning', recorded);
+    return true;
   }
 
   conntrackFlushed(pod: EventPod, message: string): void {
@@ -118,7 +120,7 @@ export class PodEvents {
     return pod.nodeName === this.nodeName && pod.name !== '';
   }
 
-  private emit(pod: EventPod, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal'): void {
+  private emit(pod: EventPod, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal', recorded?: () => void): void {
     const at = new Date(this.now());
     const body: CoreV1Event = {
       metadata: { generateName: `${pod.name}.`, namespace: pod.namespace },
@@ -134,7 +136,14 @@ export class PodEvents {
       count: 1,
     };
     const log = this.logger.child({ pod: `${pod.namespace}/${pod.name}`, ips: pod.ips, reason });
-    const event: EventWrite = { what: `${pod.namespace}/${pod.name} ${reason}`, send: () => this.sink(pod.namespace, body) };
+    const event: EventWrite = {
+      what: `${pod.namespace}/${pod.name} ${reason}`,
+      send: async () => {
+        const result = await this.sink(pod.namespace, body);
+        recorded?.();
+        return result;
+      },
+    };
     const write = event.send().then(
       () => log.debug('event recorded'),
       (error: unknown) => {

@@ -40,6 +40,11 @@ export interface SessionRecord {
   holder: string;
   /** The holder exited gracefully and left it to the next agent (not interrupted). */
   handedOver: boolean;
+  /**
+   * An agent crash cut its preStop call short and the DrainInterrupted Event saying so is not
+   * recorded yet (the API was down): the next instance posts it, even after a handover.
+   */
+  interruptedUnposted?: true;
 }
 
 export interface AgentState {
@@ -70,7 +75,8 @@ function validSession(s: unknown): s is SessionRecord {
   return isRecord(s) && typeof s.drainId === 'string' && typeof s.uid === 'string' && typeof s.key === 'string'
     && (s.nodeName === undefined || typeof s.nodeName === 'string') && Array.isArray(s.ips) && s.ips.every((ip) => typeof ip === 'string')
     && typeof s.startedAtMs === 'number' && typeof s.minDrainMs === 'number' && typeof s.drainMs === 'number'
-    && typeof s.startedPosted === 'boolean' && typeof s.holder === 'string' && typeof s.handedOver === 'boolean';
+    && typeof s.startedPosted === 'boolean' && typeof s.holder === 'string' && typeof s.handedOver === 'boolean'
+    && (s.interruptedUnposted === undefined || s.interruptedUnposted === true);
 }
 
 function validOwner(o: unknown): o is StateOwner {
