@@ -18,10 +18,12 @@ export interface AddressHolderSources {
   endpointHolders: (address: string) => readonly string[];
   /** This node's pod watch saw the pod go (deleted or gone from the list). */
   goneLocally: (uid: string) => boolean;
+  /** An endpoint's namespace/name as its slices name it (for the log), when they name it. */
+  endpointKey: (uid: string) => string | undefined;
 }
 
 export interface AddressHolder {
-  /** Another pod than `uid` holding `address` now (namespace/name of a local pod, else an endpoint's uid). */
+  /** Another pod than `uid` holding `address` now: its namespace/name (an endpoint's uid when its slices name none). */
   holderOf(address: string, uid: string): string | undefined;
   /** Of these addresses, those a live local pod or a current endpoint holds. */
   heldLocally(addresses: readonly string[]): Set<string>;
@@ -33,7 +35,12 @@ export function makeAddressHolder(sources: AddressHolderSources): AddressHolder 
     return undefined;
   };
   return {
-    holderOf: (address, uid) => sources.liveLocal(address, uid) ?? endpointHolder(address, uid),
+    holderOf: (address, uid) => {
+      const local = sources.liveLocal(address, uid);
+      if (local !== undefined) return local;
+      const endpoint = endpointHolder(address, uid);
+      return endpoint === undefined ? undefined : (sources.endpointKey(endpoint) ?? endpoint);
+    },
     heldLocally: (addresses) => new Set(addresses.filter((a) => sources.liveLocal(a, undefined) !== undefined || endpointHolder(a, undefined) !== undefined)),
   };
 }

@@ -87,12 +87,9 @@ export class Agent {
       liveLocal: (address, exceptUid) => cache.liveHolder(address, clock.now(), exceptUid)?.view.key,
       endpointHolders: (address) => endpoints.index.holderUids(address),
       goneLocally: (uid) => recentLocal.has(uid),
+      endpointKey: (uid) => endpoints.index.merged(uid)?.key,
     });
-    /** Another pod than `uid` holding `address`: a live pod of this node, or a current endpoint (named as its slice names it). */
-    const holderOf = (address: string, uid: string): string | undefined => {
-      const who = holder.holderOf(address, uid);
-      return who === undefined ? undefined : (endpoints.index.merged(who)?.key ?? who);
-    };
+    const holderOf = (address: string, uid: string): string | undefined => holder.holderOf(address, uid);
     const conntrack = this.conntrack = new ConntrackRunnable({
       config, netlink, kube, clock, logger, metrics, events, plan: planner,
       liveHolder: holderOf,
