@@ -14,7 +14,7 @@ import type { AgentDeps, AgentPorts } from './agent-deps.js';
 import { ConntrackRunnable, type RunningJanitor } from './conntrack/index.js';
 import { DrainRunnable } from './drain/index.js';
 import { IpvsRunnable } from './ipvs/index.js';
-import { DrainPlanner, PlanLoop } from './plan/index.js';
+import { DrainPlanner, PLAN_RUN_GAP_MS, PlanLoop } from './plan/index.js';
 import { EndpointsRunnable } from './endpoints/index.js';
 import type { DrainingPod } from './ipvs/ipvs-hold.js';
 import type { RawSlice } from '../src/endpoints/slice-view.js';
@@ -150,7 +150,7 @@ export class Agent {
     });
     const plan = this.plan = new PlanLoop({
       planner, cache, synced: () => pods.isSynced && endpoints.isSynced, resync: () => pods.resync(), hold: ipvs, holds: holdPlan, rewatch: (now) => conntrack.rewatch(now), save: () => state.save(),
-      holdIntervalMs: config.holdIntervalMs, clock, logger, metrics, stopping, yielded: () => this.yielded(),
+      holdIntervalMs: config.holdIntervalMs, minRunGapMs: PLAN_RUN_GAP_MS, clock, logger, metrics, stopping, yielded: () => this.yielded(),
     });
     const handover = new Handover({
       owner: this.instance, logger, stopping, foreign, sessions: drain, ipvs, state,
