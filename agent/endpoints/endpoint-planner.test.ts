@@ -90,3 +90,25 @@ test('a new endpoint not serving yet is held as never Ready (the proxy has no se
   p.changed('s1', ep('s1'), ep('s1', { draining: true }), 17);
   assert.equal(p.drainingPods().find((d) => d.uid === 's1')?.wasReady, true);
 });
+
+test('the draining count follows every transition: draining, draining again, leaving, back, gone by time, resumed and settled', () => {
+  const p = planner();
+  const count = (): number => p.snapshot().length;
+  p.changed('u1', ep('u1'), ep('u1', { draining: true }), 0);
+  p.changed('u1', ep('u1', { draining: true }), ep('u1', { draining: true, terminating: true }), 10); // draining again: still one
+  p.changed('u2', ep('u2'), ep('u2', { draining: true }), 10);
+  assert.equal(p.draining, 2);
+  p.changed('u2', ep('u2', { draining: true }), undefined, 20); // leaving
+  assert.equal(p.draining, 1);
+  p.changed('u2', undefined, ep('u2', { draining: true }), 30); // back within the debounce
+  assert.equal(p.draining, 2);
+  p.changed('u2', ep('u2', { draining: true }), ep('u2'), 40); // serving again
+  assert.equal(p.draining, 1);
+  assert.equal(p.takeDue(60_010).length, 1); // u1 terminating too long: gone
+  assert.equal(p.draining, 0);
+  p.resume([{ uid: 'r1', key: 'shop/r1', nodeName: 'node-b', ips: ['10.1.0.9'], state: 'draining', sinceMs: 0, wasReady: true, reason: 'not-ready' }]);
+  assert.equal(p.draining, 1);
+  p.settleResumed(() => false, () => false, 70_000); // listed nowhere: leaving
+  assert.equal(p.draining, 0);
+  assert.equal(count(), 0);
+});

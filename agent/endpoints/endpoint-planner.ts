@@ -71,13 +71,24 @@ export class EndpointPlanner {
   private holdingChanged = true;
   /** Each draining record's hold, built once: records are replaced, never edited, on a change. */
   private readonly holdOf = new WeakMap<EndpointRecord, DrainingPod>();
+  private drainingCount = 0;
 
   constructor(private readonly options: EndpointPlannerOptions) {}
 
+  /** How many records are draining (kept as records change: read after every slice event). */
   get draining(): number {
-    let n = 0;
-    for (const r of this.records.values()) if (r.state === 'draining') n += 1;
-    return n;
+    return this.drainingCount;
+  }
+
+  private put(uid: string, rec: EndpointRecord): void {
+    this.drop(uid);
+    this.records.set(uid, rec);
+    if (rec.state === 'draining') this.drainingCount += 1;
+  }
+
+  private drop(uid: string): void {
+    if (this.records.get(uid)?.state === 'draining') this.drainingCount -= 1;
+    this.records.delete(uid);
   }
 
   /** When the next decision by time is due. */
@@ -105,7 +116,7 @@ export class EndpointPlanner {
       const wasDraining = (before?.draining ?? false) || rec?.state === 'draining';
       // A draining pod leaves its Services' slices one write at a time: flush what it served in any of them.
       const targets = rec?.state === 'draining' ? unionTargets(rec.targets, last.targets) : [...last.targets];
-      this.records.set(uid, { state: 'leaving', uid, key: last.key, nodeName: last.nodeName, addresses: [...new Set([...(rec?.addresses ?? []), ...last.addresses])], targets, sinceMs: nowMs, leftAtMs: nowMs, wasDraining });
+      this.put(uid, { state: 'leaving', uid, key: last.key, nodeName: last.nodeName, addresses: [...new Set([...(rec?.addresses ?? []), ...last.addresses])], targets, sinceMs: nowMs, leftAtMs: nowMs, wasDraining });
       if (rec?.state === 'draining') this.holdingChanged = true;
       this.deadlines.push(nowMs + this.options.debounceMs, uid);
       return;
@@ -125,7 +136,7 @@ export class EndpointPlanner {
       ...((rec?.state === 'draining' ? rec.neverServed === true : before === undefined || before.draining) ? { neverServed: true } : {}),
     };
     if (rec?.state !== 'draining' || rec.resumed === true || rec.targets.length !== next.targets.length || rec.targets.some((t, i) => t.address !== next.targets[i]?.address || t.port !== next.targets[i]?.port)) this.holdingChanged = true;
-    this.records.set(uid, next);
+    this.put(uid, next);
     if (terminatingSinceMs !== undefined && rec?.terminatingSinceMs === undefined) this.deadlines.push(terminatingSinceMs + this.options.terminatingMaxMs, uid);
   }
 
@@ -139,12 +150,12 @@ export class EndpointPlanner {
       const rec = this.records.get(uid);
       if (rec === undefined) continue;
       if (rec.state === 'leaving' && rec.leftAtMs !== undefined && nowMs >= rec.leftAtMs + this.options.debounceMs) {
-        this.records.delete(uid);
+        this.drop(uid);
         if (!this.options.isLocalPod(uid, rec.nodeName)) {
           out.push({ uid, key: rec.key, targets: rec.targets, scope: rec.wasDraining === true ? 'all' : 'udp-sctp', why: rec.wasDraining === true ? 'left-after-draining' : 'left-while-serving' });
         }
       } else if (rec.state === 'draining' && rec.terminatingSinceMs !== undefined && nowMs >= rec.terminatingSinceMs + this.options.terminatingMaxMs) {
-        this.records.set(uid, { ...rec, state: 'gone', sinceMs: nowMs });
+        this.put(uid, { ...rec, state: 'gone', sinceMs: nowMs });
         this.holdingChanged = true;
         if (!this.options.isLocalPod(uid, rec.nodeName)) out.push({ uid, key: rec.key, targets: rec.targets, scope: 'all', why: 'terminating-too-long' });
       }
@@ -204,7 +215,7 @@ export class EndpointPlanner {
   resume(records: readonly PodRecord[]): void {
     for (const rec of records) {
       if (rec.state !== 'draining' || this.records.has(rec.uid)) continue;
-      this.records.set(rec.uid, { state: 'draining', uid: rec.uid, key: rec.key, nodeName: rec.nodeName, addresses: rec.ips, targets: [], sinceMs: rec.sinceMs, resumed: true });
+      this.put(rec.uid, { state: 'draining', uid: rec.uid, key: rec.key, nodeName: rec.nodeName, addresses: rec.ips, targets: [], sinceMs: rec.sinceMs, resumed: true });
     }
     this.holdingChanged = true;
   }
@@ -220,18 +231,18 @@ export class EndpointPlanner {
       if (rec.resumed !== true) continue;
       if (!listed(uid)) {
         const targets = rec.addresses.flatMap((address) => ANY_PORT.map((protocol) => ({ address, port: 0, protocol })));
-        this.records.set(uid, { state: 'leaving', uid, key: rec.key, nodeName: rec.nodeName, addresses: rec.addresses, targets, sinceMs: nowMs, leftAtMs: nowMs, wasDraining: true });
+        this.put(uid, { state: 'leaving', uid, key: rec.key, nodeName: rec.nodeName, addresses: rec.addresses, targets, sinceMs: nowMs, leftAtMs: nowMs, wasDraining: true });
         this.deadlines.push(nowMs + this.options.debounceMs, uid);
         this.holdingChanged = true;
       } else if (!stillDraining(uid)) {
-        this.records.delete(uid);
+        this.drop(uid);
         this.holdingChanged = true;
       }
     }
   }
 
   private forget(uid: string, rec: EndpointRecord): void {
-    this.records.delete(uid);
+    this.drop(uid);
     if (rec.state === 'draining') this.holdingChanged = true;
   }
 }
