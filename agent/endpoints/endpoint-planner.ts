@@ -92,6 +92,11 @@ export class EndpointPlanner {
   }
 
   /** When the next decision by time is due. */
+  /** Whether `uid` has a record (draining, leaving or gone). */
+  has(uid: string): boolean {
+    return this.records.has(uid);
+  }
+
   get nextDeadline(): number | undefined {
     return this.deadlines.next;
   }

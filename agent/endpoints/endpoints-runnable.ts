@@ -168,6 +168,11 @@ export class EndpointsRunnable implements Runnable {
   private upsertSlice(raw: RawSlice): void {
     const view = viewSlice(raw, this.index.intern);
     this.options.sliceUpserted?.(raw);
+    if (!this.announced) {
+      // The first list: maybeListed plans every endpoint once when it is in, so nothing is compared per slice.
+      this.index.upsert(view);
+      return;
+    }
     const changed = this.index.changedBy(view);
     const before = this.mergedOf(changed);
     this.index.upsert(view);
@@ -176,6 +181,10 @@ export class EndpointsRunnable implements Runnable {
 
   private removeSlice(key: string): void {
     this.options.sliceRemoved?.(key);
+    if (!this.announced) {
+      this.index.remove(key);
+      return;
+    }
     const uids = this.index.uidsOfSlice(key);
     const before = this.mergedOf(uids);
     const touched = this.index.remove(key);
@@ -189,9 +198,10 @@ export class EndpointsRunnable implements Runnable {
   }
 
   private apply(touched: Iterable<string>, before: ReadonlyMap<string, MergedEndpoint | undefined>, optedOut = false): void {
-    // Until the opted-in namespaces are listed, every slice looks opted out: the index learns, the
-    // plan waits (maybeListed plans every endpoint once), or a resumed hold would be released.
-    if (!this.namespaces.synced) return;
+    // Until the slices and the opted-in namespaces are listed (every slice looks opted out before
+    // the namespaces are), the index learns and the plan waits: maybeListed plans every endpoint
+    // once, and a resumed hold is not released on a partial view.
+    if (!this.announced) return;
     const now = this.options.clock.now();
     for (const uid of touched) this.planner.changed(uid, before.get(uid), this.index.merged(uid), now, optedOut);
     this.afterChange();
@@ -212,6 +222,8 @@ export class EndpointsRunnable implements Runnable {
     this.announced = true;
     const now = this.options.clock.now();
     for (const uid of this.index.uids()) {
+      // Most endpoints serve and have no record: nothing to plan, and no merged view built for them.
+      if (!this.planner.has(uid) && !this.index.isDraining(uid)) continue;
       const merged = this.index.merged(uid);
       this.planner.changed(uid, undefined, merged, now, merged === undefined);
     }

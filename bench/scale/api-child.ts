@@ -56,7 +56,7 @@ if (SERVICES > 0) {
   await startKubeProxyClient(api.url);
 }
 api.writeKubeconfig(kubeconfig);
-say({ ev: 'ready', pods: PODS, services: SERVICES, slices: api.listEndpointSlices().length });
+say({ ev: 'ready', pods: PODS, services: SERVICES, slices: api.listEndpointSlices().length, url: api.url });
 
 interface Churn {
   /** `rollout` (a rolling update with a flip every `flipEvery` replacements), `readiness-storm`, `ip-churn`. */

@@ -33,7 +33,7 @@
  *   node --import tsx --conditions=conndrain-source bench/scale/run.ts [--pods 10000,150000]
  *     [--mix rollout,readiness-storm,ip-churn] [--seconds 60] [--rate 200] [--services 2000]
  *     [--endpoint-debounce 500ms] [--rollout 10000] [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
- *     [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR]
+ *     [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader]
  *
  * With two sizes, each mix's CPU per event at the larger over the smaller is printed.
  *
@@ -44,7 +44,7 @@
  * Pods carry uids and drain ids of the real forms (a UUID, 32 hex digits).
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -108,8 +108,12 @@ const MALLOC_ENV = Object.fromEntries(
 );
 /** `--heap-dir DIR`: the agent child writes heap snapshots there after the list and after the churn (profiling). */
 const HEAP_DIR = args.includes('--heap-dir') ? arg('heap-dir', '') : undefined;
+if (HEAP_DIR !== undefined) mkdirSync(HEAP_DIR, { recursive: true });
 /** `--churn-prof DIR`: a CPU profile and a sampling profile of every allocation (kept or collected) of the agent during the churn, written there (profiling). */
 const PROF_DIR = args.includes('--churn-prof') ? arg('churn-prof', '') : undefined;
+if (PROF_DIR !== undefined) mkdirSync(PROF_DIR, { recursive: true });
+/** `--reader`: beside the agent, a process that only reads and JSON.parses the same slice watch (reader-child.ts): the CPU floor of any Node.js reader of those bytes. */
+const READER = args.includes('--reader');
 /** `--soak MINUTES`: instead of one rollout, replace the rollout's pods again and again for this long, sampling the agent's memory. */
 const SOAK_MIN = args.includes('--soak') ? Number(arg('soak', '60')) : undefined;
 /** Seconds between the soak's memory samples. */
@@ -209,6 +213,8 @@ interface Result {
   churnEvents: number;
   churnS: number;
   cpuPct: number;
+  /** `--reader`: the parse-only reader's CPU during the churn, % of a core. */
+  readerCpuPct: number | undefined;
   weight0Local: number[];
   weight0Remote: number[];
   flushLocal: number[];
@@ -249,8 +255,9 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
   const kubeconfig = join(dir, `kc-${pods}-${mix}`);
   const api = new Child(spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench/scale/api-child.ts'), kubeconfig, String(pods), String(SERVICES)], { cwd: REPO }));
   let agent: Child | undefined;
+  let reader: Child | undefined;
   try {
-    await api.waitFor('ready', 900_000);
+    const apiReady = await api.waitFor('ready', 900_000);
     // A rollout covers what SECONDS of events reach (four events a replacement), unless a soak replaces its places again and again.
     const rollout = SOAK_MIN === undefined ? Math.min(ROLLOUT, Math.ceil((RATE * SECONDS) / 4)) : ROLLOUT;
     const flips = Math.ceil(rollout / FLIP_EVERY);
@@ -268,6 +275,12 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
     await new Promise((r) => setTimeout(r, 5000));
     const settledMb = procStatus(pid, 'VmRSS');
     const heapAfterList = await heapOf(agent, HEAP_DIR === undefined ? undefined : join(HEAP_DIR, `agent-${pods}-after-list.heapsnapshot`));
+    if (READER) {
+      reader = new Child(spawn(process.execPath, ['--import', 'tsx', '--conditions=conndrain-source', join(REPO, 'bench/scale/reader-child.ts'), String(apiReady.url)], { cwd: REPO }));
+      await reader.waitFor('ready', 120_000);
+    }
+    const readerPid = reader?.proc.pid;
+    const readerCpu0 = readerPid === undefined ? 0 : cpuSeconds(readerPid);
     const cpu0 = cpuSeconds(pid);
     const t0 = wallMs();
     agent.send({ cmd: 'loop-start' });
@@ -289,6 +302,7 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
     const loop = await agent.waitFor('loop', 10_000);
     const churnCpuS = cpuSeconds(pid) - cpu0;
     const cpuPct = (churnCpuS / ((wallMs() - t0) / 1000)) * 100;
+    const readerCpuPct = readerPid === undefined ? undefined : ((cpuSeconds(readerPid) - readerCpu0) / ((wallMs() - t0) / 1000)) * 100;
     const bytesAtStart = api.lines.find((l) => l.ev === 'churn-start')?.bytesSent as ByteStatsSnapshot | undefined;
     await new Promise((r) => setTimeout(r, 5000));
     const afterChurnMb = procStatus(pid, 'VmRSS');
@@ -334,8 +348,9 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
       }
     }
     for (const l of api.lines) if (l.ev === 'call' && l.status !== 200) console.log(`  ${pods} pods: preStop call ${JSON.stringify(l)}`);
-    return { samples, pods, mix, weight0Local, weight0Remote, flushLocal, flushRemote, churnCpuS, logLines: agent.logLines, bytesAtStart, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, notHeld, notFlushed, calls, listStats: done.listStats, bytesSent: done.bytesSent as ByteStatsSnapshot | undefined, loop, heapAfterList, heapAfterChurn };
+    return { samples, pods, mix, weight0Local, weight0Remote, flushLocal, flushRemote, churnCpuS, logLines: agent.logLines, bytesAtStart, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, readerCpuPct, notHeld, notFlushed, calls, listStats: done.listStats, bytesSent: done.bytesSent as ByteStatsSnapshot | undefined, loop, heapAfterList, heapAfterChurn };
   } finally {
+    await reader?.end();
     await agent?.end();
     await api.end();
   }
@@ -391,6 +406,7 @@ try {
   row('external (buffers) after the churn, MB', (r) => String(r.heapAfterChurn.external));
   row('churn: pod events, seconds', (r) => `${r.churnEvents} in ${r.churnS.toFixed(0)}`);
   row('agent CPU during the churn, % of a core', (r) => r.cpuPct.toFixed(1));
+  if (READER) row('parse-only reader CPU (--reader), % of a core; agent / reader', (r) => (r.readerCpuPct === undefined ? '-' : `${r.readerCpuPct.toFixed(1)}; ${(r.cpuPct / r.readerCpuPct).toFixed(2)}x`));
   row('agent CPU per pod event, ms', (r) => ((r.churnCpuS * 1000) / r.churnEvents).toFixed(3));
   row('agent log lines (its level), whole run', (r) => String(r.logLines));
   row('agent event-loop delay: p50, p99, max ms', (r) => [r.loop.p50, r.loop.p99, r.loop.max].map((v) => (v as number).toFixed(0)).join(', '));

@@ -214,12 +214,13 @@ export class MemoryConntrack implements ConntrackApi, ConntrackEventsApi {
     return settle(() => {
       const checked = checkScanOptions('scanDnatEntries', options);
       const started = performance.now();
-      const owns = ownedMatcher(checked.ownedTargets);
+      // Built at the first DNAT'ed entry: a table without one costs nothing per owned target.
+      let owns: ((e: ConntrackEntry) => boolean) | undefined;
       const result: ScanDnatResult = { entries: [], scanned: 0, notNat: 0, owned: 0, pass: 0, ms: 0 };
       for (const entry of this.table.values()) {
         result.scanned++;
         if ((entry.status & IPS_DST_NAT) === 0) result.notNat++;
-        else if (owns(entry)) result.owned++;
+        else if ((owns ??= ownedMatcher(checked.ownedTargets))(entry)) result.owned++;
         else if (checked.limit === undefined || result.entries.length < checked.limit) result.entries.push(structuredClone(entry));
       }
       result.ms = performance.now() - started;

@@ -111,3 +111,16 @@ test('a readiness flip keeps the strings the slice already had and touches only 
   assert.deepEqual(index.holderUids('10.4.1.1'), ['u49']);
   assert.equal(index.merged('u1')?.key, 'shop/pod-u1');
 });
+
+test('isDraining says what merged()?.draining says, without building the view (opted-out slices, several slices, gone)', () => {
+  const optedIn = new Set(['shop']);
+  const index = new EndpointIndex((ns) => optedIn.has(ns));
+  index.upsert(viewSlice(slice('web-a', { endpoints: [{ uid: 'u1', ip: '10.4.0.1' }, { uid: 'u2', ip: '10.4.0.2', serving: false }, { uid: 'u3', ip: '10.4.0.3', terminating: true, ready: true }] })));
+  index.upsert(viewSlice(slice('api-a', { service: 'api', endpoints: [{ uid: 'u1', ip: '10.4.0.1', serving: false }] })));
+  index.upsert(viewSlice(slice('other', { namespace: 'lab', endpoints: [{ uid: 'u4', ip: '10.4.0.4', serving: false }] })));
+  for (const uid of ['u1', 'u2', 'u3', 'u4', 'u5']) assert.equal(index.isDraining(uid), index.merged(uid)?.draining ?? false, uid);
+  assert.deepEqual(['u1', 'u2', 'u3', 'u4', 'u5'].map((u) => index.isDraining(u)), [true, true, true, false, false]);
+  // The same pod listed twice with one port (two Services on 8080) merges to one target.
+  index.upsert(viewSlice(slice('web-b', { service: 'web2', endpoints: [{ uid: 'u2', ip: '10.4.0.2' }] })));
+  assert.deepEqual(index.merged('u2')?.targets, [{ address: '10.4.0.2', port: 8080, protocol: 'tcp' }]);
+});

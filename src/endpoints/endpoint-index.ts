@@ -169,18 +169,33 @@ export class EndpointIndex {
     return false;
   }
 
-  /** Every (address, port, protocol) a slice lists, once (the sweep's pre-filter in the kernel dump). */
+  /**
+   * Every (address, port, protocol) a slice lists (the sweep's pre-filter in the kernel dump).
+   * Not deduplicated: a pod listed by two slices with the same port is passed twice, which the
+   * dump's set of targets absorbs, where a dedupe here would build a key string per target.
+   */
   ownedTargets(): Array<{ address: string; protocol?: string; port?: number }> {
-    const out = new Map<string, { address: string; protocol?: string; port?: number }>();
+    const out: Array<{ address: string; protocol?: string; port?: number }> = [];
     for (const slice of this.slices.values()) {
       for (let i = 0; i < slice.size; i++) {
         slice.forEachAddress(i, (address) => {
-          if (slice.ports.length === 0) out.set(`*/${address}`, { address });
-          for (const p of slice.ports) out.set(`${p.protocol}/${address}/${p.port}`, { address, protocol: p.protocol, port: p.port });
+          if (slice.ports.length === 0) out.push({ address });
+          for (const p of slice.ports) out.push({ address, protocol: p.protocol, port: p.port });
         });
       }
     }
-    return [...out.values()];
+    return out;
+  }
+
+  /** Whether an opted-in slice lists `uid` terminating or not serving (what `merged(uid)?.draining` says, without building it). */
+  isDraining(uid: string): boolean {
+    for (const key of this.keysOf(uid)) {
+      const slice = this.slices.get(key);
+      if (slice === undefined || !this.optedIn(slice.namespace)) continue;
+      const i = slice.indexOf(uid);
+      if (i >= 0 && (slice.terminatingAt(i) || !slice.servingAt(i))) return true;
+    }
+    return false;
   }
 
   /** The Service (`namespace/name`) of a slice listing this target, if any. */
@@ -231,7 +246,6 @@ export class EndpointIndex {
   /** The pod merged over its opted-in slices; undefined when none lists it. */
   merged(uid: string): MergedEndpoint | undefined {
     let out: MergedEndpoint | undefined;
-    const seenTargets = new Set<string>();
     for (const key of this.keysOf(uid)) {
       const slice = this.slices.get(key);
       if (slice === undefined || !this.optedIn(slice.namespace)) continue;
@@ -241,12 +255,8 @@ export class EndpointIndex {
       out.nodeName ??= slice.nodeAt(i);
       for (const address of slice.addressesAt(i)) {
         if (!out.addresses.includes(address)) out.addresses.push(address);
-        for (const p of slice.ports) {
-          const id = `${p.protocol}/${address}/${p.port}`;
-          if (seenTargets.has(id)) continue;
-          seenTargets.add(id);
-          out.targets.push({ address, port: p.port, protocol: p.protocol });
-        }
+        // A pod has a few targets: a scan of them beats a set of key strings built per call.
+        for (const p of slice.ports) if (!hasTarget(out.targets, address, p.port, p.protocol)) out.targets.push({ address, port: p.port, protocol: p.protocol });
       }
       if (slice.terminatingAt(i) || !slice.servingAt(i)) out.draining = true;
       if (slice.terminatingAt(i)) out.terminating = true;
@@ -302,4 +312,9 @@ export class EndpointIndex {
     else if (byUid.size === 1 && byUid.values().next().value === 1) this.holders.set(address, byUid.keys().next().value as string);
     else if (byUid !== h) this.holders.set(address, byUid);
   }
+}
+
+function hasTarget(targets: readonly EndpointTarget[], address: string, port: number, protocol: string): boolean {
+  for (const t of targets) if (t.port === port && t.protocol === protocol && t.address === address) return true;
+  return false;
 }

@@ -1,9 +1,15 @@
-import type { ConntrackApi, ConntrackEntry } from 'netlink-native/types';
+import type { ConntrackApi, ConntrackEntry, ScanDnatOptions } from 'netlink-native/types';
 import { classifyEntries, combineCandidates, type Classification } from './classify.js';
 import type { Ownership } from './ownership.js';
 
 /** EndpointSlice protocols (lower case) that a conntrack scan can tell apart. */
 const SCAN_PROTOCOLS = ['tcp', 'udp', 'sctp'] as const;
+
+type OwnedTarget = ScanDnatOptions['ownedTargets'][number];
+
+function isScanProtocol(protocol: string): protocol is (typeof SCAN_PROTOCOLS)[number] {
+  return (SCAN_PROTOCOLS as readonly string[]).includes(protocol);
+}
 
 /** The netlink-native call a stale scan needs. */
 export type DnatScanner = Pick<ConntrackApi, 'scanDnatEntries'>;
@@ -24,10 +30,8 @@ export interface StaleScanResult {
  * such an address stale).
  */
 export async function scanStaleEntries(api: DnatScanner, ownership: Ownership, podIps: ReadonlySet<string>): Promise<StaleScanResult> {
-  const ownedTargets = ownership.ownedTargets().map((t) => {
-    const protocol = SCAN_PROTOCOLS.find((p) => p === t.protocol);
-    return protocol === undefined ? { address: t.address } : { address: t.address, protocol, ...(t.port === undefined ? {} : { port: t.port }) };
-  });
+  // The cluster's targets, passed as the ownership gives them (no copy per target) unless a protocol needs widening.
+  const ownedTargets = ownership.ownedTargets().map((t) => (t.protocol === undefined || isScanProtocol(t.protocol) ? (t as OwnedTarget) : { address: t.address }));
   const parts: Array<{ pass: number; classification: Classification }> = [];
   let classifyMs = 0;
   const classify = (entries: ConntrackEntry[], pass: number): void => {
