@@ -18,6 +18,17 @@ test('LineSplitter: lines cut anywhere across chunks come out whole, empty lines
   }
 });
 
+test('LineSplitter: lines spanning many chunks, larger than the reused buffer, come out whole and in order', () => {
+  const lines = [`{"big":"${'x'.repeat(200_000)}"}`, '{"a":1}', `{"mid":"${'y'.repeat(70_000)}"}`, '{"b":2}'];
+  const bytes = Buffer.from(`${lines.join('\n')}\n`);
+  for (const step of [1000, 4096, 65_536, 100_000]) {
+    const out: string[] = [];
+    const s = new LineSplitter((l) => out.push(l.toString('utf8')), 1 << 20);
+    for (let i = 0; i < bytes.length; i += step) s.write(bytes.subarray(i, i + step));
+    assert.deepEqual(out, lines, `chunks of ${step}`);
+  }
+});
+
 test('LineSplitter: a line over the bound is an error, whether in one chunk or many', () => {
   const one = new LineSplitter(() => undefined, 10);
   assert.throws(() => one.write(Buffer.from('01234567890123\n')), /larger than 10 bytes/);

@@ -30,9 +30,17 @@ export interface WatchStreamOptions {
   mask?: JsonMask;
 }
 
-/** Splits a byte stream into lines (without the newline), each at most `max` bytes. */
+/** A partial line buffer larger than this is let go once its line is out (a rare huge event is not kept for the watch's life). */
+const KEEP_BUFFER_BYTES = 1 << 20;
+
+/**
+ * Splits a byte stream into lines (without the newline), each at most `max` bytes. A line
+ * that spans chunks is gathered in one buffer reused from line to line (a watch event often
+ * spans two 64 KB reads: no copy of its start and no concatenation allocated per event).
+ * The Buffer handed to `onLine` is valid only during the call.
+ */
 export class LineSplitter {
-  private parts: Buffer[] = [];
+  private pending: Buffer = Buffer.alloc(0);
   private size = 0;
 
   constructor(
@@ -45,20 +53,36 @@ export class LineSplitter {
     for (;;) {
       const nl = chunk.indexOf(NEWLINE, from);
       if (nl < 0) break;
-      const tail = chunk.subarray(from, nl);
-      this.check(tail.length);
-      const line = this.parts.length === 0 ? tail : Buffer.concat([...this.parts, tail]);
-      this.parts = [];
-      this.size = 0;
+      let line: Buffer;
+      if (this.size === 0) {
+        this.check(nl - from);
+        line = chunk.subarray(from, nl);
+      } else {
+        this.append(chunk, from, nl);
+        line = this.pending.subarray(0, this.size);
+        this.size = 0;
+      }
       from = nl + 1;
-      if (line.length > 0) this.onLine(line);
+      try {
+        if (line.length > 0) this.onLine(line);
+      } finally {
+        if (this.pending.length > KEEP_BUFFER_BYTES) this.pending = Buffer.alloc(0);
+      }
     }
-    if (from < chunk.length) {
-      const rest = chunk.subarray(from);
-      this.check(rest.length);
-      this.parts.push(Buffer.from(rest)); // a copy: the chunk itself is not kept
-      this.size += rest.length;
+    if (from < chunk.length) this.append(chunk, from, chunk.length);
+  }
+
+  /** Adds chunk[from, to) to the partial line (the chunk itself is not kept). */
+  private append(chunk: Buffer, from: number, to: number): void {
+    const need = this.size + (to - from);
+    this.check(need - this.size);
+    if (need > this.pending.length) {
+      const grown = Buffer.allocUnsafe(Math.min(this.max, Math.max(need, this.pending.length * 2, 64 * 1024)));
+      this.pending.copy(grown, 0, 0, this.size);
+      this.pending = grown;
     }
+    chunk.copy(this.pending, this.size, from, to);
+    this.size = need;
   }
 
   private check(more: number): void {
