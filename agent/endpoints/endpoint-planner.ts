@@ -91,12 +91,12 @@ export class EndpointPlanner {
     this.records.delete(uid);
   }
 
-  /** When the next decision by time is due. */
   /** Whether `uid` has a record (draining, leaving or gone). */
   has(uid: string): boolean {
     return this.records.has(uid);
   }
 
+  /** When the next decision by time is due. */
   get nextDeadline(): number | undefined {
     return this.deadlines.next;
   }

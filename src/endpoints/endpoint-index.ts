@@ -193,7 +193,7 @@ export class EndpointIndex {
       const slice = this.slices.get(key);
       if (slice === undefined || !this.optedIn(slice.namespace)) continue;
       const i = slice.indexOf(uid);
-      if (i >= 0 && (slice.terminatingAt(i) || !slice.servingAt(i))) return true;
+      if (i >= 0 && slice.drainingAt(i)) return true;
     }
     return false;
   }
@@ -258,7 +258,7 @@ export class EndpointIndex {
         // A pod has a few targets: a scan of them beats a set of key strings built per call.
         for (const p of slice.ports) if (!hasTarget(out.targets, address, p.port, p.protocol)) out.targets.push({ address, port: p.port, protocol: p.protocol });
       }
-      if (slice.terminatingAt(i) || !slice.servingAt(i)) out.draining = true;
+      if (slice.drainingAt(i)) out.draining = true;
       if (slice.terminatingAt(i)) out.terminating = true;
       if (slice.flowPinningOff) out.flowPinningOff = true;
     }

@@ -97,6 +97,11 @@ export class SliceView {
     return ((this.flags[i] as number) & TERMINATING) !== 0;
   }
 
+  /** Draining (KEP-1672): terminating or not serving, never `!ready` (publishNotReadyAddresses hides it). */
+  drainingAt(i: number): boolean {
+    return this.terminatingAt(i) || !this.servingAt(i);
+  }
+
   /** Where `uid` is in this slice, or -1 (`hint`: the position to try first). */
   indexOf(uid: string, hint = -1): number {
     if (hint >= 0 && this.uids[hint] === uid) return hint;
