@@ -166,7 +166,7 @@ export class EndpointsRunnable implements Runnable {
   }
 
   private upsertSlice(raw: RawSlice): void {
-    const view = viewSlice(raw, this.index.intern);
+    const view = viewSlice(raw);
     this.options.sliceUpserted?.(raw);
     if (!this.announced) {
       // The first list: maybeListed plans every endpoint once when it is in, so nothing is compared per slice.

@@ -27,12 +27,12 @@ import { ANNOTATION_DRAIN_ID, ANNOTATION_FLOW_PINNING, DOMAIN } from '../../src/
 import { parseDrainRequest, type DrainRequest } from '../../src/annotations.js';
 import { podKey, type PodLike } from '../../src/pod/pod-like.js';
 import { viewPod, type PodView } from '../../src/pod/view.js';
-import { hashId, IdColumn } from './pod-store/id-column.js';
-import { Interner } from './pod-store/interner.js';
-import { packIpv4, unpackIpv4 } from './pod-store/ipv4.js';
+import { hashId, IdColumn } from '../../src/store/id-column.js';
+import { Interner } from '../../src/store/interner.js';
+import { packIpv4, unpackIpv4 } from '../../src/store/ipv4.js';
 import { MultiIndex } from './pod-store/multi-index.js';
-import { PagedColumn } from './pod-store/paged-column.js';
-import { hashInt, SlotTable } from './pod-store/slot-table.js';
+import { PagedColumn } from '../../src/store/paged-column.js';
+import { hashInt, SlotTable } from '../../src/store/slot-table.js';
 
 export interface CachedPod {
   view: PodView;

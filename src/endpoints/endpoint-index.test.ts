@@ -96,8 +96,8 @@ test('ownership for the restart sweep: owns by address, port and protocol; a sli
 test('a readiness flip keeps the strings the slice already had and touches only the flipped uid', () => {
   const index = new EndpointIndex(() => true);
   const many = Array.from({ length: 50 }, (_, i) => ({ uid: `u${i}`, ip: `10.4.0.${i}` }));
-  index.upsert(viewSlice(slice('big', { endpoints: many }), index.intern));
-  const flipped = viewSlice(slice('big', { endpoints: many.map((e, i) => (i === 7 ? { ...e, serving: false } : e)) }), index.intern);
+  index.upsert(viewSlice(slice('big', { endpoints: many })));
+  const flipped = viewSlice(slice('big', { endpoints: many.map((e, i) => (i === 7 ? { ...e, serving: false } : e)) }));
   assert.deepEqual([...index.changedBy(flipped)], ['u7']);
   assert.deepEqual([...index.upsert(flipped)], ['u7']);
   assert.equal(index.merged('u7')?.draining, true);
@@ -105,7 +105,7 @@ test('a readiness flip keeps the strings the slice already had and touches only 
   assert.deepEqual(index.holderUids('10.4.0.7'), ['u7']);
   assert.equal(index.endpointCount, 50);
   // An address change of a kept uid moves its holder; a reordered slice changes nothing.
-  const moved = viewSlice(slice('big', { endpoints: [...many].reverse().map((e, i) => (i === 0 ? { ...e, ip: '10.4.1.1' } : e)) }), index.intern);
+  const moved = viewSlice(slice('big', { endpoints: [...many].reverse().map((e, i) => (i === 0 ? { ...e, ip: '10.4.1.1' } : e)) }));
   assert.deepEqual([...index.upsert(moved)].sort(), ['u49', 'u7'], 'u49 moved address, u7 serving again');
   assert.deepEqual(index.holderUids('10.4.0.49'), []);
   assert.deepEqual(index.holderUids('10.4.1.1'), ['u49']);

@@ -4,8 +4,12 @@
  * slice. Incremental: a slice change costs the size of that slice (and of the few slices its
  * endpoints are also in), never of the cluster. Slices of namespaces that did not opt in are
  * kept (their addresses still count for the IP-reuse check) but merge to nothing.
+ *
+ * The endpoints are rows of packed columns (endpoint-rows.ts) with slot tables by uid and by
+ * address; a kept slice is its shape and the rows of its endpoints, in the slice's order.
  */
-import type { Intern, SliceView } from './slice-view.js';
+import { EndpointRows } from './endpoint-rows.js';
+import { sameShape, type SliceShape, type SlicePort, type SliceView } from './slice-view.js';
 
 /** One (address, port, protocol) an endpoint serves: what a hold or a flush acts on. */
 export interface EndpointTarget {
@@ -30,25 +34,23 @@ export interface MergedEndpoint {
   flowPinningOff: boolean;
 }
 
+/** A slice as the index keeps it: its shape and its endpoints' rows, in the slice's order. */
+interface KeptSlice extends SliceShape {
+  readonly id: number;
+  readonly key: string;
+  readonly namespace: string;
+  readonly ports: readonly SlicePort[];
+  readonly rows: Int32Array;
+}
+
 export class EndpointIndex {
-  private readonly slices = new Map<string, SliceView>();
-  /** uid -> the slice (most pods are in one) or slices listing it. */
-  private readonly slicesOf = new Map<string, string | string[]>();
-  /**
-   * address -> who lists it: one uid listed once (the common case: a string, no Map per
-   * address), or uid -> how many slices list that uid with that address.
-   */
-  private readonly holders = new Map<string, string | Map<string, number>>();
+  private readonly rows = new EndpointRows();
+  private readonly slices = new Map<string, KeptSlice>();
+  /** Kept slices by id (what a row names), ids reused. */
+  private readonly byId: Array<KeptSlice | undefined> = [];
+  private readonly freeIds: number[] = [];
   /** namespace -> its slices (an opt-in change touches them). */
   private readonly byNamespace = new Map<string, Set<string>>();
-  private readonly names = new Map<string, string>();
-  /** Node names, one string each however many endpoints name them (pass to `viewSlice`). */
-  readonly intern: Intern = (s) => {
-    const known = this.names.get(s);
-    if (known !== undefined) return known;
-    this.names.set(s, s);
-    return s;
-  };
 
   constructor(private readonly optedIn: (namespace: string) => boolean) {}
 
@@ -57,7 +59,12 @@ export class EndpointIndex {
   }
 
   get endpointCount(): number {
-    return this.slicesOf.size;
+    return this.rows.uidCount;
+  }
+
+  /** Bytes of the endpoint columns and tables (the bench, metrics). */
+  get columnBytes(): number {
+    return this.rows.bytes;
   }
 
   /** The keys of the slices held (what a relist compares against). */
@@ -65,9 +72,9 @@ export class EndpointIndex {
     return this.slices.keys();
   }
 
-  /** Every uid the slices list (tests; the restart sweep's owners come from the ownership index). */
-  uids(): IterableIterator<string> {
-    return this.slicesOf.keys();
+  /** Every uid the slices list, once each (the first sync's plan, tests). */
+  *uids(): IterableIterator<string> {
+    for (const row of this.rows.allRows()) if (this.rows.standsForUid(row)) yield this.rows.uidOf(row);
   }
 
   /**
@@ -78,18 +85,18 @@ export class EndpointIndex {
   changedBy(slice: SliceView): Set<string> {
     const before = this.slices.get(slice.key);
     const out = new Set<string>();
-    if (before === undefined || !before.sameShape(slice)) {
-      for (let j = 0; j < (before?.size ?? 0); j++) out.add((before as SliceView).uidAt(j));
+    if (before === undefined || !sameShape(before, slice)) {
+      for (const row of before?.rows ?? []) out.add(this.rows.uidOf(row));
       for (let i = 0; i < slice.size; i++) out.add(slice.uidAt(i));
       return out;
     }
-    const seen = new Uint8Array(before.size);
+    const seen = new Uint8Array(before.rows.length);
     for (let i = 0; i < slice.size; i++) {
-      const j = before.indexOf(slice.uidAt(i), i);
+      const j = this.indexIn(before, slice.uidAt(i), i);
       if (j >= 0) seen[j] = 1;
-      if (j < 0 || !slice.sameEndpoint(i, before, j)) out.add(slice.uidAt(i));
+      if (j < 0 || !this.rows.sameEndpoint(before.rows[j] as number, slice, i)) out.add(slice.uidAt(i));
     }
-    for (let j = 0; j < before.size; j++) if (seen[j] === 0) out.add(before.uidAt(j));
+    for (let j = 0; j < before.rows.length; j++) if (seen[j] === 0) out.add(this.rows.uidOf(before.rows[j] as number));
     return out;
   }
 
@@ -97,35 +104,45 @@ export class EndpointIndex {
   upsert(slice: SliceView): Set<string> {
     const touched = new Set<string>();
     const before = this.slices.get(slice.key);
-    if (before !== undefined && before.sameLayout(slice)) {
-      // The common rewrite (a readiness flip): conditions only, kept in place.
-      for (let i = 0; i < slice.size; i++) if (!slice.sameEndpoint(i, before, i)) touched.add(before.uidAt(i));
-      before.takeConditions(slice);
+    const shapeKept = before !== undefined && sameShape(before, slice);
+    if (before !== undefined && shapeKept && this.sameLayout(before, slice)) {
+      // The common rewrite (a readiness flip): conditions only, changed in place.
+      for (let i = 0; i < slice.size; i++) {
+        const row = before.rows[i] as number;
+        if (this.rows.conditionsOf(row) === slice.flagsAt(i)) continue;
+        this.rows.setConditions(row, slice.flagsAt(i));
+        touched.add(slice.uidAt(i));
+      }
       return touched;
     }
-    const view = before === undefined ? slice : slice.adoptFrom(before);
-    const seen = new Uint8Array(before?.size ?? 0);
-    for (let i = 0; i < view.size; i++) {
-      const uid = view.uidAt(i);
-      const j = before === undefined ? -1 : before.indexOf(uid, i);
-      if (before !== undefined && j >= 0) {
+    const id = before?.id ?? this.freeIds.pop() ?? this.byId.length;
+    const kept = new Int32Array(slice.size);
+    const seen = new Uint8Array(before?.rows.length ?? 0);
+    for (let i = 0; i < slice.size; i++) {
+      const uid = slice.uidAt(i);
+      const j = before === undefined ? -1 : this.indexIn(before, uid, i);
+      const row = j < 0 || seen[j] === 1 ? -1 : (before?.rows[j] as number);
+      if (row >= 0 && this.rows.sameIdentity(row, slice, i)) {
         seen[j] = 1;
-        if (view.sameIdentity(i, before, j)) {
-          if (!view.sameEndpoint(i, before, j) || !view.sameShape(before)) touched.add(uid);
-          continue;
-        }
-        before.forEachAddress(j, (a) => this.count(a, uid, -1));
-      } else {
-        this.join(uid, view.key);
+        if (this.rows.conditionsOf(row) !== slice.flagsAt(i) || !shapeKept) touched.add(uid);
+        this.rows.setConditions(row, slice.flagsAt(i));
+        kept[i] = row;
+        continue;
       }
-      view.forEachAddress(i, (a) => this.count(a, uid, +1));
+      kept[i] = this.rows.add(id, slice, i);
       touched.add(uid);
     }
     if (before !== undefined) {
-      for (let j = 0; j < before.size; j++) if (seen[j] === 0) this.unlink(before, j, touched);
-      if (!view.sameShape(before)) for (let j = 0; j < before.size; j++) touched.add(before.uidAt(j));
+      for (let j = 0; j < before.rows.length; j++) {
+        if (seen[j] === 1) continue;
+        const row = before.rows[j] as number;
+        touched.add(this.rows.uidOf(row));
+        this.rows.release(row);
+      }
     }
+    const view: KeptSlice = { id, key: slice.key, namespace: slice.namespace, service: slice.service, ports: shapeKept ? before.ports : slice.ports, flowPinningOff: slice.flowPinningOff, rows: kept };
     this.slices.set(view.key, view);
+    this.byId[id] = view;
     let keys = this.byNamespace.get(view.namespace);
     if (keys === undefined) this.byNamespace.set(view.namespace, (keys = new Set()));
     keys.add(view.key);
@@ -137,8 +154,13 @@ export class EndpointIndex {
     const touched = new Set<string>();
     const before = this.slices.get(key);
     if (before === undefined) return touched;
-    for (let j = 0; j < before.size; j++) this.unlink(before, j, touched);
+    for (const row of before.rows) {
+      touched.add(this.rows.uidOf(row));
+      this.rows.release(row);
+    }
     this.slices.delete(key);
+    this.byId[before.id] = undefined;
+    this.freeIds.push(before.id);
     this.byNamespace.get(before.namespace)?.delete(key);
     if (this.byNamespace.get(before.namespace)?.size === 0) this.byNamespace.delete(before.namespace);
     return touched;
@@ -157,14 +179,10 @@ export class EndpointIndex {
    * sweep asks this instead of keeping a second index of the cluster.
    */
   owns(protocol: string, address: string, port: number | undefined): boolean {
-    for (const uid of this.holderUids(address)) {
-      for (const key of this.keysOf(uid)) {
-        const slice = this.slices.get(key);
-        const i = slice?.indexOf(uid) ?? -1;
-        if (slice === undefined || i < 0 || !slice.hasAddress(i, address)) continue;
-        if (slice.ports.length === 0 || port === undefined) return true;
-        if (slice.ports.some((p) => p.port === port && p.protocol === protocol)) return true;
-      }
+    for (const row of this.rows.rowsAt(address)) {
+      const slice = this.sliceOf(row);
+      if (slice.ports.length === 0 || port === undefined) return true;
+      if (slice.ports.some((p) => p.port === port && p.protocol === protocol)) return true;
     }
     return false;
   }
@@ -177,11 +195,12 @@ export class EndpointIndex {
   ownedTargets(): Array<{ address: string; protocol?: string; port?: number }> {
     const out: Array<{ address: string; protocol?: string; port?: number }> = [];
     for (const slice of this.slices.values()) {
-      for (let i = 0; i < slice.size; i++) {
-        slice.forEachAddress(i, (address) => {
+      for (const row of slice.rows) {
+        const list = this.rows.addressListOf(row);
+        for (const address of typeof list === 'string' ? [list] : list) {
           if (slice.ports.length === 0) out.push({ address });
           for (const p of slice.ports) out.push({ address, protocol: p.protocol, port: p.port });
-        });
+        }
       }
     }
     return out;
@@ -189,128 +208,106 @@ export class EndpointIndex {
 
   /** Whether an opted-in slice lists `uid` terminating or not serving (what `merged(uid)?.draining` says, without building it). */
   isDraining(uid: string): boolean {
-    for (const key of this.keysOf(uid)) {
-      const slice = this.slices.get(key);
-      if (slice === undefined || !this.optedIn(slice.namespace)) continue;
-      const i = slice.indexOf(uid);
-      if (i >= 0 && slice.drainingAt(i)) return true;
-    }
+    for (const row of this.rows.rowsOf(uid)) if (this.rows.drainingAt(row) && this.optedIn(this.sliceOf(row).namespace)) return true;
     return false;
   }
 
   /** The Service (`namespace/name`) of a slice listing this target, if any. */
   serviceOf(protocol: string, address: string, port: number | undefined): string | undefined {
-    for (const uid of this.holderUids(address)) {
-      for (const key of this.keysOf(uid)) {
-        const slice = this.slices.get(key);
-        if (slice !== undefined && (port === undefined || slice.ports.some((p) => p.port === port && p.protocol === protocol))) return slice.service;
-      }
+    for (const row of this.rows.rowsAt(address)) {
+      const slice = this.sliceOf(row);
+      if (port === undefined || slice.ports.some((p) => p.port === port && p.protocol === protocol)) return slice.service;
     }
     return undefined;
   }
 
   /** The uids a slice lists now. */
   uidsOfSlice(key: string): string[] {
-    const slice = this.slices.get(key);
     const out: string[] = [];
-    for (let i = 0; i < (slice?.size ?? 0); i++) out.push((slice as SliceView).uidAt(i));
+    for (const row of this.slices.get(key)?.rows ?? []) out.push(this.rows.uidOf(row));
     return out;
   }
 
   /** Whether an opted-in slice lists `uid` (what `merged(uid) !== undefined` says, without building it). */
   isListed(uid: string): boolean {
-    for (const key of this.keysOf(uid)) {
-      const slice = this.slices.get(key);
-      if (slice !== undefined && this.optedIn(slice.namespace)) return true;
-    }
+    for (const row of this.rows.rowsOf(uid)) if (this.optedIn(this.sliceOf(row).namespace)) return true;
     return false;
   }
 
   /** Whether any slice lists `uid` (opted in or not). */
   has(uid: string): boolean {
-    return this.slicesOf.has(uid);
+    return this.rows.hasUid(uid);
   }
 
-  /** The uids of the current endpoints with `address` (IP reuse: such an address is never flushed for another pod). */
+  /** The uids of the current endpoints with `address`, each with how many slices list it there (IP reuse: such an address is never flushed for another pod). */
   holdersOf(address: string): ReadonlyMap<string, number> | undefined {
-    const h = this.holders.get(address);
-    return typeof h === 'string' ? new Map([[h, 1]]) : h;
+    const rows = this.rows.rowsAt(address);
+    if (rows.length === 0) return undefined;
+    const out = new Map<string, number>();
+    for (const row of rows) {
+      const uid = this.rows.uidOf(row);
+      out.set(uid, (out.get(uid) ?? 0) + 1);
+    }
+    return out;
   }
 
   /** The uids of the current endpoints with `address`. */
   holderUids(address: string): readonly string[] {
-    const h = this.holders.get(address);
-    return h === undefined ? [] : typeof h === 'string' ? [h] : [...h.keys()];
+    const out: string[] = [];
+    for (const row of this.rows.rowsAt(address)) {
+      const uid = this.rows.uidOf(row);
+      if (!out.includes(uid)) out.push(uid);
+    }
+    return out;
   }
 
   /** The pod merged over its opted-in slices; undefined when none lists it. */
   merged(uid: string): MergedEndpoint | undefined {
     let out: MergedEndpoint | undefined;
-    for (const key of this.keysOf(uid)) {
-      const slice = this.slices.get(key);
-      if (slice === undefined || !this.optedIn(slice.namespace)) continue;
-      const i = slice.indexOf(uid);
-      if (i < 0) continue;
-      out ??= { uid, key: slice.keyAt(i), namespace: slice.namespace, nodeName: slice.nodeAt(i), addresses: [], targets: [], draining: false, terminating: false, flowPinningOff: false };
-      out.nodeName ??= slice.nodeAt(i);
-      for (const address of slice.addressesAt(i)) {
+    for (const row of this.rows.rowsOf(uid)) {
+      const slice = this.sliceOf(row);
+      if (!this.optedIn(slice.namespace)) continue;
+      out ??= { uid, key: this.keyOf(row, slice), namespace: slice.namespace, nodeName: this.rows.nodeOf(row), addresses: [], targets: [], draining: false, terminating: false, flowPinningOff: false };
+      out.nodeName ??= this.rows.nodeOf(row);
+      const list = this.rows.addressListOf(row);
+      for (const address of typeof list === 'string' ? [list] : list) {
         if (!out.addresses.includes(address)) out.addresses.push(address);
         // A pod has a few targets: a scan of them beats a set of key strings built per call.
         for (const p of slice.ports) if (!hasTarget(out.targets, address, p.port, p.protocol)) out.targets.push({ address, port: p.port, protocol: p.protocol });
       }
-      if (slice.drainingAt(i)) out.draining = true;
-      if (slice.terminatingAt(i)) out.terminating = true;
+      if (this.rows.drainingAt(row)) out.draining = true;
+      if (this.rows.terminatingAt(row)) out.terminating = true;
       if (slice.flowPinningOff) out.flowPinningOff = true;
     }
     return out;
   }
 
-  private keysOf(uid: string): readonly string[] {
-    const k = this.slicesOf.get(uid);
-    return k === undefined ? [] : typeof k === 'string' ? [k] : k;
-  }
-
-  private join(uid: string, key: string): void {
-    const k = this.slicesOf.get(uid);
-    if (k === undefined) this.slicesOf.set(uid, key);
-    else if (typeof k === 'string') {
-      if (k !== key) this.slicesOf.set(uid, [k, key]);
-    } else if (!k.includes(key)) k.push(key);
-  }
-
-  private leave(uid: string, key: string): void {
-    const k = this.slicesOf.get(uid);
-    if (k === undefined) return;
-    if (typeof k === 'string') {
-      if (k === key) this.slicesOf.delete(uid);
-      return;
+  /** `namespace/name` of the pod of `row`; its addresses when the slice names no pod. */
+  private keyOf(row: number, slice: KeptSlice): string {
+    const ref = this.rows.refOf(row);
+    if (ref === undefined) {
+      const list = this.rows.addressListOf(row);
+      return typeof list === 'string' ? list : list.join(',');
     }
-    const at = k.indexOf(key);
-    if (at >= 0) k.splice(at, 1);
-    if (k.length === 1) this.slicesOf.set(uid, k[0] as string);
-    else if (k.length === 0) this.slicesOf.delete(uid);
+    return ref.includes('/') ? ref : `${slice.namespace}/${ref}`;
   }
 
-  private unlink(slice: SliceView, j: number, touched: Set<string>): void {
-    const uid = slice.uidAt(j);
-    touched.add(uid);
-    this.leave(uid, slice.key);
-    slice.forEachAddress(j, (a) => this.count(a, uid, -1));
+  private sliceOf(row: number): KeptSlice {
+    return this.byId[this.rows.sliceOf(row)] as KeptSlice;
   }
 
-  private count(address: string, uid: string, delta: number): void {
-    const h = this.holders.get(address);
-    if (h === undefined) {
-      if (delta > 0) this.holders.set(address, delta === 1 ? uid : new Map([[uid, delta]]));
-      return;
-    }
-    const byUid = typeof h === 'string' ? new Map([[h, 1]]) : h;
-    const n = (byUid.get(uid) ?? 0) + delta;
-    if (n > 0) byUid.set(uid, n);
-    else byUid.delete(uid);
-    if (byUid.size === 0) this.holders.delete(address);
-    else if (byUid.size === 1 && byUid.values().next().value === 1) this.holders.set(address, byUid.keys().next().value as string);
-    else if (byUid !== h) this.holders.set(address, byUid);
+  /** Where `uid` is in `slice`, or -1 (`hint`: the position to try first). */
+  private indexIn(slice: KeptSlice, uid: string, hint: number): number {
+    if (hint < slice.rows.length && this.rows.uidIs(slice.rows[hint] as number, uid)) return hint;
+    for (let j = 0; j < slice.rows.length; j++) if (this.rows.uidIs(slice.rows[j] as number, uid)) return j;
+    return -1;
+  }
+
+  /** `slice` lists the same endpoints in the same order as `kept`: only conditions may differ. */
+  private sameLayout(kept: KeptSlice, slice: SliceView): boolean {
+    if (kept.rows.length !== slice.size) return false;
+    for (let i = 0; i < slice.size; i++) if (!this.rows.sameIdentity(kept.rows[i] as number, slice, i)) return false;
+    return true;
   }
 }
 

@@ -1,14 +1,12 @@
 /**
- * What the agent keeps of one `discovery.k8s.io/v1` EndpointSlice: its Service, its ports, and
- * per endpoint the pod it stands for (targetRef.uid), its addresses, node and the two
- * conditions a drain reads (KEP-1672: `serving`, `terminating`). Parsed whole (JSON.parse is
- * about twice as fast as the byte mask here, as a slice is mostly what is kept); what is not
- * kept (managedFields, hints, zones) dies young.
+ * What the agent reads of one `discovery.k8s.io/v1` EndpointSlice as it arrives: its Service,
+ * its ports, and per endpoint the pod it stands for (targetRef.uid), its addresses, node and
+ * the two conditions a drain reads (KEP-1672: `serving`, `terminating`). Parsed whole (JSON.parse
+ * is about twice as fast as the byte mask here, as a slice is mostly what is read); what is not
+ * read (managedFields, hints, zones) dies young.
  *
- * Every node keeps every slice of the cluster, so the endpoints are columns (one array per
- * field, the conditions as bits), not an object per endpoint, and a rewrite of a slice that
- * changed only conditions keeps the strings it already had (`adoptFrom`): a readiness flip
- * rewrites a whole slice, and what the old version held must not be allocated again.
+ * A view lives only while the index compares it with what it keeps: the index keeps every
+ * slice of the cluster as rows of packed columns (endpoint-rows.ts), not as views.
  */
 import { SERVICE_LABEL_FLOW_PINNING, SERVICE_LABEL_FLOW_PINNING_OFF } from '../contract.js';
 import { normalizeIp } from '../pod/ips.js';
@@ -32,10 +30,25 @@ export interface SliceEndpoint {
   terminating: boolean;
 }
 
-const SERVING = 1;
-const TERMINATING = 2;
+export const CONDITION_SERVING = 1;
+export const CONDITION_TERMINATING = 2;
+const SERVING = CONDITION_SERVING;
+const TERMINATING = CONDITION_TERMINATING;
 
-export class SliceView {
+/** What a slice says for all its endpoints: its Service, the labels read here, its ports. */
+export interface SliceShape {
+  readonly service: string;
+  readonly flowPinningOff: boolean;
+  readonly ports: readonly SlicePort[];
+}
+
+/** Whether two slices have the same Service, labels read here and ports. */
+export function sameShape(a: SliceShape, b: SliceShape): boolean {
+  return a.service === b.service && a.flowPinningOff === b.flowPinningOff
+    && a.ports.length === b.ports.length && a.ports.every((p, i) => p.port === b.ports[i]?.port && p.protocol === b.ports[i]?.protocol);
+}
+
+export class SliceView implements SliceShape {
   constructor(
     /** `namespace/name` of the slice. */
     readonly key: string,
@@ -102,57 +115,19 @@ export class SliceView {
     return this.terminatingAt(i) || !this.servingAt(i);
   }
 
-  /** Where `uid` is in this slice, or -1 (`hint`: the position to try first). */
-  indexOf(uid: string, hint = -1): number {
-    if (hint >= 0 && this.uids[hint] === uid) return hint;
-    return this.uids.indexOf(uid);
+  /** The two condition bits of endpoint `i` (what a kept row stores: `CONDITION_SERVING`, `CONDITION_TERMINATING`). */
+  flagsAt(i: number): number {
+    return this.flags[i] as number;
   }
 
-  /** Endpoint `i` here and endpoint `j` of `other` name the same pod, node and addresses. */
-  sameIdentity(i: number, other: SliceView, j: number): boolean {
-    if (this.uids[i] !== other.uids[j] || this.refs[i] !== other.refs[j] || this.nodes[i] !== other.nodes[j]) return false;
-    const a = this.addrs[i] as string | readonly string[];
-    const b = other.addrs[j] as string | readonly string[];
-    if (typeof a === 'string' || typeof b === 'string') return a === b;
-    return a.length === b.length && a.every((x, k) => x === b[k]);
+  /** The pod's name as the slice gives it (see `refs`), or undefined. */
+  refAt(i: number): string | undefined {
+    return this.refs[i];
   }
 
-  /** Endpoint `i` here and endpoint `j` of `other` are equal, conditions included. */
-  sameEndpoint(i: number, other: SliceView, j: number): boolean {
-    return this.flags[i] === other.flags[j] && this.sameIdentity(i, other, j);
-  }
-
-  /** Whether the Service, labels read here and ports equal `other`'s. */
-  sameShape(other: SliceView): boolean {
-    return this.service === other.service && this.flowPinningOff === other.flowPinningOff
-      && this.ports.length === other.ports.length && this.ports.every((p, i) => p.port === other.ports[i]?.port && p.protocol === other.ports[i]?.protocol);
-  }
-
-  /** The same Service, ports and endpoints in the same order as `other`: only conditions may differ. */
-  sameLayout(other: SliceView): boolean {
-    if (this.size !== other.size || !this.sameShape(other)) return false;
-    for (let i = 0; i < this.uids.length; i++) if (!this.sameIdentity(i, other, i)) return false;
-    return true;
-  }
-
-  /** Takes `other`'s conditions (same layout): a readiness flip changes this view in place, allocating nothing that lives. */
-  takeConditions(other: SliceView): void {
-    this.flags.set(other.flags);
-  }
-
-  /**
-   * Takes the strings of the endpoints `before` already had (same pod, node and addresses), so
-   * that the ones just parsed die young; the ports too when they are equal.
-   */
-  adoptFrom(before: SliceView): SliceView {
-    for (let i = 0; i < this.uids.length; i++) {
-      const j = before.indexOf(this.uids[i] as string, i);
-      if (j < 0 || !this.sameIdentity(i, before, j)) continue;
-      this.uids[i] = before.uids[j] as string;
-      this.refs[i] = before.refs[j];
-      this.addrs[i] = before.addrs[j] as string | readonly string[];
-    }
-    return this.sameShape(before) ? new SliceView(this.key, this.namespace, this.service, before.ports, this.flowPinningOff, this.uids, this.refs, this.nodes, this.addrs, this.flags) : this;
+  /** Endpoint `i`'s addresses as kept: one string, or an array of several. */
+  addressListAt(i: number): string | readonly string[] {
+    return this.addrs[i] as string | readonly string[];
   }
 
   endpoint(i: number): SliceEndpoint {
@@ -170,12 +145,7 @@ export type RawSlice = EndpointSliceLike & {
   endpoints?: Array<NonNullable<EndpointSliceLike['endpoints']>[number] & { targetRef?: { kind?: string; name?: string; namespace?: string; uid?: string } | null }> | null;
 };
 
-/** Interns a string (node names: a few thousand, repeated in every slice). */
-export type Intern = (s: string) => string;
-
-const asIs: Intern = (s) => s;
-
-export function viewSlice(raw: RawSlice, intern: Intern = asIs): SliceView {
+export function viewSlice(raw: RawSlice): SliceView {
   const namespace = raw.metadata?.namespace ?? '';
   const key = `${namespace}/${raw.metadata?.name ?? ''}`;
   const serviceName = raw.metadata?.labels?.[SERVICE_NAME_LABEL];
@@ -200,7 +170,7 @@ export function viewSlice(raw: RawSlice, intern: Intern = asIs): SliceView {
     const terminating = e.conditions?.terminating ?? false;
     uids.push(ref?.uid ?? (ref?.name === undefined ? `address/${addresses[0] ?? ''}` : `${refNamespace}/${ref.name}`));
     refs.push(podRef);
-    nodes.push(typeof e.nodeName === 'string' ? intern(e.nodeName) : undefined);
+    nodes.push(typeof e.nodeName === 'string' ? e.nodeName : undefined);
     addrs.push(addresses.length === 1 ? (addresses[0] as string) : addresses);
     flags.push((serving ? SERVING : 0) | (terminating ? TERMINATING : 0));
   }
