@@ -190,11 +190,24 @@ export interface ConntrackStats {
  * A target the cluster's endpoints own, for scanDnatEntries: an address on every protocol and
  * port (no protocol), every port of a protocol (no port), or one protocol and port.
  */
-export interface OwnedTarget {
+export interface OwnedAddressTarget {
   address: string;
   protocol?: ConntrackProtocol;
   port?: number;
 }
+
+/**
+ * Many IPv4 addresses owned on the same protocol and port (a slice's endpoints on one of its
+ * ports), each as a number (a.b.c.d = a<<24 | b<<16 | c<<8 | d, signed or not): a cluster's
+ * targets without a string and an object per address.
+ */
+export interface OwnedIpv4Targets {
+  ipv4: Int32Array | Uint32Array;
+  protocol?: ConntrackProtocol;
+  port?: number;
+}
+
+export type OwnedTarget = OwnedAddressTarget | OwnedIpv4Targets;
 
 export interface ScanDnatOptions {
   /** Entries whose reply source (the DNAT target) one of these covers are counted, not returned. */

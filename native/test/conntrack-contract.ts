@@ -367,6 +367,18 @@ export function conntrackContract(name: string, make: () => Promise<ConntrackTar
         assert.deepEqual(result.entries.map((e) => `${e.protocol} ${e.reply.src}:${e.reply.srcPort ?? ''}`).sort(), ['udp 10.244.5.2:53', 'udp 10.244.5.2:53', 'udp 10.244.5.7:53', 'udp 10.244.5.7:53', 'udp 10.244.5.7:53']);
         assert.deepEqual(sortedStable(result.entries), sortedStable(all.filter((e) => result.entries.some((r) => r.id === e.id))), 'candidates carry every field, as listConntrack');
         assert.equal((await t.api.scanDnatEntries({ ownedTargets: [] })).entries.length, 11);
+        // The same targets with the IPv4 ones as numbers (a.b.c.d = a<<24|b<<16|c<<8|d), several to a group, signed or not.
+        const n = (a: string): number => a.split('.').reduce((v, part) => v * 256 + Number(part), 0);
+        const grouped = await t.api.scanDnatEntries({ ownedTargets: [
+          { ipv4: Int32Array.of(n('10.244.5.1') | 0, n('10.244.9.9') | 0), protocol: 'udp', port: 53 },
+          { ipv4: Uint32Array.of(n('10.244.5.2')), protocol: 'tcp', port: 8080 },
+          { ipv4: Int32Array.of(n('10.244.5.3') | 0), protocol: 'tcp' },
+          { ipv4: Uint32Array.of(n('10.244.5.4')) },
+          { ipv4: new Int32Array(0), protocol: 'udp', port: 9 },
+          { address: 'FD00:244:5:0:0:0:0:9', protocol: 'udp', port: 53 },
+        ] });
+        assert.deepEqual({ scanned: grouped.scanned, notNat: grouped.notNat, owned: grouped.owned }, { scanned: 12, notNat: 1, owned: 6 });
+        assert.deepEqual(grouped.entries.map((e) => e.id).sort(), result.entries.map((e) => e.id).sort());
         assert.equal((await t.api.scanDnatEntries({ ownedTargets, limit: 2 })).entries.length, 2);
         // streamed: the same candidates in batches of 2 (2, 2, then the rest), nothing in entries
         const batches: Array<{ pass: number; ids: number[] }> = [];
@@ -381,7 +393,7 @@ export function conntrackContract(name: string, make: () => Promise<ConntrackTar
         // an onEntries that throws ends the scan with its error; the handle goes on working
         await assert.rejects(t.api.scanDnatEntries({ ownedTargets, batchSize: 1, onEntries: () => { throw new Error('consumer failed'); } }), /consumer failed/);
         assert.equal((await t.api.scanDnatEntries({ ownedTargets })).entries.length, 5);
-        for (const bad of [{ ownedTargets: [{ address: 'pod' }] }, { ownedTargets: [{ address: '10.0.0.1', port: 53 }] }, { ownedTargets: [{ address: '10.0.0.1', protocol: 'quic' }] }, { ownedTargets: '10.0.0.1' }, { ownedTargets: [], limit: -1 }, { ownedTargets: [], onEntries: 'log' }, { ownedTargets: [], onEntries: () => undefined, batchSize: 0 }]) {
+        for (const bad of [{ ownedTargets: [{ address: 'pod' }] }, { ownedTargets: [{ address: '10.0.0.1', port: 53 }] }, { ownedTargets: [{ address: '10.0.0.1', protocol: 'quic' }] }, { ownedTargets: '10.0.0.1' }, { ownedTargets: [{ ipv4: [167772161] }] }, { ownedTargets: [{ ipv4: Float64Array.of(1) }] }, { ownedTargets: [{ ipv4: Int32Array.of(1), port: 53 }] }, { ownedTargets: [], limit: -1 }, { ownedTargets: [], onEntries: 'log' }, { ownedTargets: [], onEntries: () => undefined, batchSize: 0 }]) {
           await assert.rejects(t.api.scanDnatEntries(bad as never), (e: unknown) => e instanceof NetlinkError && e.code === 'EINVAL' && e.op === 'scanDnatEntries', JSON.stringify(bad));
         }
       }, specs);

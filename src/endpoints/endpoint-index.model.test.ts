@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { EndpointIndex, type MergedEndpoint } from './endpoint-index.js';
 import { viewSlice, type RawSlice, type SliceView } from './slice-view.js';
+import { unpackIpv4 } from '../store/ipv4.js';
 
 const UIDS = ['0f8e9c1a-1111-4b6d-9a51-7c2e3f4d5b6a', '0f8e9c1a-2222-4b6d-9a51-7c2e3f4d5b6a', 'u-text-3', 'u-text-4', '0f8e9c1a-5555-4b6d-9a51-7c2e3f4d5b6a'];
 const ADDRESSES = ['10.0.0.1', '10.0.0.2', '10.0.0.3', 'fd00::1', 'fd00::2'];
@@ -92,6 +93,15 @@ class Model {
   holders(address: string): string[] {
     return [...new Set([...this.entries()].filter(([s, i]) => s.addressesAt(i).includes(address)).map(([s, i]) => s.uidAt(i)))].sort();
   }
+  /** Every target a slice lists, as `address protocol port` ('-' for a slice without ports). */
+  targets(): string[] {
+    const out = new Set<string>();
+    for (const [s, i] of this.entries()) for (const a of s.addressesAt(i)) {
+      if (s.ports.length === 0) out.add(`${a} - -`);
+      for (const p of s.ports) out.add(`${a} ${p.protocol} ${p.port}`);
+    }
+    return [...out].sort();
+  }
   owns(protocol: string, address: string, port: number): boolean {
     return [...this.entries()].some(([s, i]) => s.addressesAt(i).includes(address) && (s.ports.length === 0 || s.ports.some((p) => p.port === port && p.protocol === protocol)));
   }
@@ -145,6 +155,8 @@ test('EndpointIndex answers as a scan of every slice over random upserts and rem
         assert.deepEqual([...index.holderUids(a)].sort(), model.holders(a), a);
         for (const [protocol, port] of [['tcp', 8080], ['udp', 53], ['tcp', 53], ['udp', 8080]] as const) assert.equal(index.owns(protocol, a, port), model.owns(protocol, a, port), `${protocol}/${a}/${port}`);
       }
+      const owned = index.ownedTargets().flatMap((t) => ('address' in t ? [t.address] : [...t.ipv4].map(unpackIpv4)).map((a) => `${a} ${t.protocol ?? '-'} ${t.port ?? '-'}`));
+      assert.deepEqual([...new Set(owned)].sort(), model.targets());
       assert.equal(index.endpointCount, model.uids().size);
       assert.deepEqual([...index.uids()].sort(), [...model.uids()].sort());
       assert.deepEqual([...index.sliceKeys()].sort(), [...model.slices.keys()].sort());

@@ -2,6 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EndpointIndex } from './endpoint-index.js';
 import { viewSlice, type RawSlice } from './slice-view.js';
+import { unpackIpv4 } from '../store/ipv4.js';
+
+/** Each owned target as `address protocol port` (a group: one per address). */
+function spelled(t: ReturnType<EndpointIndex['ownedTargets']>[number]): string[] {
+  const addresses = 'address' in t ? [t.address] : [...t.ipv4].map(unpackIpv4);
+  return addresses.map((a) => `${a} ${t.protocol ?? '-'} ${t.port ?? '-'}`);
+}
 
 function slice(name: string, o: { namespace?: string; service?: string; family?: string; ports?: Array<[number, string]>; labels?: Record<string, string>; endpoints: Array<{ uid: string; ip: string; serving?: boolean; terminating?: boolean; ready?: boolean; node?: string }> }): RawSlice {
   const namespace = o.namespace ?? 'shop';
@@ -90,7 +97,14 @@ test('ownership for the restart sweep: owns by address, port and protocol; a sli
   assert.equal(index.owns('tcp', '10.3.0.2', 9999), true);
   assert.equal(index.owns('udp', '10.3.0.9', 53), false);
   assert.equal(index.serviceOf('udp', '10.3.0.1', 53), 'shop/dns');
-  assert.deepEqual(index.ownedTargets().sort((a, b) => a.address.localeCompare(b.address)), [{ address: '10.3.0.1', protocol: 'udp', port: 53 }, { address: '10.3.0.2' }]);
+  assert.deepEqual(index.ownedTargets().flatMap(spelled).sort(), ['10.3.0.1 udp 53', '10.3.0.2 - -']);
+  // A slice's IPv4 endpoints go as one Int32Array per port, others (IPv6) one by one.
+  index.upsert(viewSlice(slice('web', { service: 'web', ports: [[80, 'TCP'], [443, 'TCP']], endpoints: [{ uid: 'u3', ip: '10.3.0.3' }, { uid: 'u4', ip: '10.3.0.4' }] })));
+  index.upsert(viewSlice(slice('web6', { service: 'web', family: 'IPv6', endpoints: [{ uid: 'u3', ip: 'fd00::3' }] })));
+  const web = index.ownedTargets().filter((t) => 'ipv4' in t && t.ipv4.length === 2);
+  assert.deepEqual(web.map((t) => [t.protocol, t.port]), [['tcp', 80], ['tcp', 443]]);
+  assert.equal((web[0] as { ipv4: Int32Array }).ipv4, (web[1] as { ipv4: Int32Array }).ipv4, 'one array for the slice\'s ports');
+  assert.deepEqual(index.ownedTargets().flatMap(spelled).sort(), ['10.3.0.1 udp 53', '10.3.0.2 - -', '10.3.0.3 tcp 443', '10.3.0.3 tcp 80', '10.3.0.4 tcp 443', '10.3.0.4 tcp 80', 'fd00::3 tcp 8080']);
 });
 
 test('a readiness flip keeps the strings the slice already had and touches only the flipped uid', () => {

@@ -8,6 +8,7 @@
  * The endpoints are rows of packed columns (endpoint-rows.ts) with slot tables by uid and by
  * address; a kept slice is its shape and the rows of its endpoints, in the slice's order.
  */
+import type { OwnedTargets } from '../stale/ownership.js';
 import { EndpointRows } from './endpoint-rows.js';
 import { sameShape, type SliceShape, type SlicePort, type SliceView } from './slice-view.js';
 
@@ -188,19 +189,31 @@ export class EndpointIndex {
   }
 
   /**
-   * Every (address, port, protocol) a slice lists (the sweep's pre-filter in the kernel dump).
+   * Every (address, port, protocol) a slice lists (the sweep's pre-filter in the kernel dump):
+   * per slice and port, its IPv4 addresses as one Int32Array and any others one by one, so the
+   * cluster's targets are a few thousand objects, not one (and an address string) per target.
    * Not deduplicated: a pod listed by two slices with the same port is passed twice, which the
-   * dump's set of targets absorbs, where a dedupe here would build a key string per target.
+   * dump's set of targets absorbs.
    */
-  ownedTargets(): Array<{ address: string; protocol?: string; port?: number }> {
-    const out: Array<{ address: string; protocol?: string; port?: number }> = [];
+  ownedTargets(): OwnedTargets {
+    const out: OwnedTargets = [];
     for (const slice of this.slices.values()) {
+      const ipv4: number[] = [];
+      const others: string[] = [];
       for (const row of slice.rows) {
-        const list = this.rows.addressListOf(row);
-        for (const address of typeof list === 'string' ? [list] : list) {
-          if (slice.ports.length === 0) out.push({ address });
-          for (const p of slice.ports) out.push({ address, protocol: p.protocol, port: p.port });
+        const packed = this.rows.packedIpv4(row);
+        if (packed !== undefined) ipv4.push(packed);
+        else {
+          const list = this.rows.addressListOf(row);
+          if (typeof list === 'string') others.push(list);
+          else others.push(...list);
         }
+      }
+      const packed = Int32Array.from(ipv4);
+      for (const port of slice.ports.length === 0 ? [undefined] : slice.ports) {
+        const on = port === undefined ? {} : { protocol: port.protocol, port: port.port };
+        if (packed.length > 0) out.push({ ipv4: packed, ...on });
+        for (const address of others) out.push({ address, ...on });
       }
     }
     return out;

@@ -195,6 +195,11 @@ export class EndpointRows {
     return (this.flags.get(row) & PACKED) !== 0 ? unpackIpv4(this.ip4.get(row)) : (this.textAddress.get(row) ?? '');
   }
 
+  /** The row's address as a number (ipv4.ts `packIpv4`) when it has one canonical IPv4 address; undefined otherwise. */
+  packedIpv4(row: number): number | undefined {
+    return (this.flags.get(row) & PACKED) !== 0 && !this.several.has(row) ? this.ip4.get(row) : undefined;
+  }
+
   hasAddress(row: number, address: string): boolean {
     const several = this.several.get(row);
     return several === undefined ? this.firstAddressIs(row, address) : several.includes(address);

@@ -12,10 +12,16 @@ import { serviceNameOf, sliceKey, type EndpointSliceLike } from './endpoint-slic
  * Incremental: `upsert`/`remove` by slice, with reference counts, so a watch event costs the
  * size of one slice and not of the whole cluster.
  */
+/**
+ * Owned targets as the kernel scan's pre-filter takes them: one address, or many IPv4 addresses
+ * as numbers (a.b.c.d = a<<24 | b<<16 | c<<8 | d) on the same protocol (lower case) and port.
+ */
+export type OwnedTargets = Array<({ address: string } | { ipv4: Int32Array }) & { protocol?: string; port?: number }>;
+
 /** What the stale classification asks of the endpoints: who owns a target, every owned target, a target's Service. */
 export interface Ownership {
   owns(protocol: string, address: string, port: number | undefined): boolean;
-  ownedTargets(): Array<{ address: string; protocol?: string; port?: number }>;
+  ownedTargets(): OwnedTargets;
   serviceOf(protocol: string, address: string, port: number | undefined): string | undefined;
 }
 

@@ -31,7 +31,10 @@ export interface StaleScanResult {
  */
 export async function scanStaleEntries(api: DnatScanner, ownership: Ownership, podIps: ReadonlySet<string>): Promise<StaleScanResult> {
   // The cluster's targets, passed as the ownership gives them (no copy per target) unless a protocol needs widening.
-  const ownedTargets = ownership.ownedTargets().map((t) => (t.protocol === undefined || isScanProtocol(t.protocol) ? (t as OwnedTarget) : { address: t.address }));
+  const ownedTargets = ownership.ownedTargets().map((t): OwnedTarget => {
+    if (t.protocol === undefined || isScanProtocol(t.protocol)) return t as OwnedTarget;
+    return 'ipv4' in t ? { ipv4: t.ipv4 } : { address: t.address };
+  });
   const parts: Array<{ pass: number; classification: Classification }> = [];
   let classifyMs = 0;
   const classify = (entries: ConntrackEntry[], pass: number): void => {

@@ -9,12 +9,15 @@
 #include "ops/ct_scan.h"
 #include "napi/napi_values.h"
 
-/* --- ct_scan: { ownedTargets?: [{ address, protocol?, port? }], statusAny?, limit?,
+/* --- ct_scan: { ownedTargets?: [{ address | ipv4, protocol?, port? }], statusAny?, limit?,
  *               onBatch?: (records, pass) => void, batchSize? }
  * -> { records (as ct_list), scanned, statusSkipped, owned, pass, batches, bufferGrowths, restarts,
  *      unparsed, ms, userMs, sysMs }
  * One dump pass that keeps only entries with a statusAny bit whose reply source no owned
  * target covers (C side: ct_scan.c). protocol absent = every protocol, port absent = every port.
+ * `ipv4` (an Int32Array or Uint32Array, a.b.c.d as the number a<<24|b<<16|c<<8|d) stands for
+ * many IPv4 addresses with one protocol and port: a cluster's targets with no string or object
+ * per address.
  * With onBatch, every batchSize candidates go to JavaScript while the pass goes on (a
  * threadsafe function: the main thread works on them while the kernel dumps the rest); records
  * holds the rest. `batches` is how many onBatch calls the final pass made, `pass` its number:
@@ -108,37 +111,87 @@ static int parse_on_batch(napi_env env, napi_value args, struct ct_scan_op *s, s
 	return 0;
 }
 
+/* The `ipv4` group of an ownedTargets element: 1 with its words, 0 when it has none. */
+static int owned_ipv4(napi_env env, napi_value v, const uint32_t **words, size_t *count, struct op_error *err)
+{
+	napi_value p = arg_prop(env, v, "ipv4"), buffer;
+	napi_typedarray_type type;
+	void *data = NULL;
+	size_t offset;
+	bool is = false;
+
+	*words = NULL;
+	*count = 0;
+	if (!p)
+		return 0;
+	if (!NAPI_OK(napi_is_typedarray(env, p, &is)) || !is ||
+	    !NAPI_OK(napi_get_typedarray_info(env, p, &type, count, &data, &buffer, &offset)) ||
+	    (type != napi_int32_array && type != napi_uint32_array)) {
+		set_error(err, EINVAL, NULL, "ownedTargets[].ipv4 must be an Int32Array or Uint32Array");
+		return -EINVAL;
+	}
+	*words = data;
+	return 1;
+}
+
 static int ct_scan_parse(napi_env env, napi_value args, void *state, struct op_error *err)
 {
 	struct ct_scan_op *s = state;
 	napi_value arr;
 	uint32_t n;
+	size_t total = 0;
 	int64_t x;
 
 	if (arg_array(env, args, "ownedTargets", &arr, &n, err) < 0)
 		return -EINVAL;
-	if (ct_target_set_init(&s->owned, n) < 0) {
-		set_error(err, ENOMEM, NULL, "out of memory for %u targets", n);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint32_t *words;
+		size_t count;
+		int group = owned_ipv4(env, arg_element(env, arr, i), &words, &count, err);
+		if (group < 0)
+			return -EINVAL;
+		total += group ? count : 1;
+	}
+	if (ct_target_set_init(&s->owned, total) < 0) {
+		set_error(err, ENOMEM, NULL, "out of memory for %zu targets", total);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		napi_value v = arg_element(env, arr, i), p = arg_prop(env, v, "address");
+		napi_value v = arg_element(env, arr, i);
+		const uint32_t *words;
+		size_t count;
 		struct ct_target t;
 		int64_t proto, port;
+		int group = owned_ipv4(env, v, &words, &count, err);
 		memset(&t, 0, sizeof(t));
-		if (!p || arg_address(env, p, &t.addr, "ownedTargets[].address", err) < 0 ||
-		    arg_int(env, v, "protocol", 0, 255, -1, &proto, err) < 0 ||
-		    arg_int(env, v, "port", 0, 65535, -1, &port, err) < 0) {
-			if (!err->errnum)
-				set_error(err, EINVAL, NULL, "ownedTargets[] need an address");
+		if (group < 0 || arg_int(env, v, "protocol", 0, 255, -1, &proto, err) < 0 ||
+		    arg_int(env, v, "port", 0, 65535, -1, &port, err) < 0)
 			return -EINVAL;
-		}
 		t.kind = proto < 0 ? CT_TARGET_ADDRESS_ANY : (port < 0 ? CT_TARGET_PROTO_ANY_PORT : CT_TARGET_EXACT);
 		t.proto = proto < 0 ? 0 : (uint8_t)proto;
 		t.port = port < 0 ? 0 : (uint16_t)port;
-		if (ct_target_set_add(&s->owned, &t) < 0) {
-			set_error(err, EINVAL, NULL, "ownedTargets[%u] could not be added", i);
-			return -EINVAL;
+		if (!group) {
+			napi_value p = arg_prop(env, v, "address");
+			if (!p || arg_address(env, p, &t.addr, "ownedTargets[].address", err) < 0) {
+				if (!err->errnum)
+					set_error(err, EINVAL, NULL, "ownedTargets[] need an address or ipv4");
+				return -EINVAL;
+			}
+			count = 1;
+		}
+		for (size_t k = 0; k < count; k++) {
+			if (group) {
+				uint32_t w = words[k];
+				t.addr.family = 4;
+				t.addr.bytes[0] = (uint8_t)(w >> 24);
+				t.addr.bytes[1] = (uint8_t)(w >> 16);
+				t.addr.bytes[2] = (uint8_t)(w >> 8);
+				t.addr.bytes[3] = (uint8_t)w;
+			}
+			if (ct_target_set_add(&s->owned, &t) < 0) {
+				set_error(err, EINVAL, NULL, "ownedTargets[%u] could not be added", i);
+				return -EINVAL;
+			}
 		}
 	}
 	if (arg_int(env, args, "statusAny", 0, 0xffffffffLL, 0, &x, err) < 0)
