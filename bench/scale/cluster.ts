@@ -18,8 +18,13 @@ export function podIp(i: number): string {
   return `10.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
 }
 
+/**
+ * Pod i's name, in a Deployment pod's form (`<name>-<pod-template-hash>-<suffix>`, 24
+ * characters): every node keeps every endpoint's pod name, so its length is part of the agent's
+ * memory, as it is of every slice's bytes.
+ */
 export function podName(i: number): string {
-  return `pod-${i}`;
+  return `checkout-${hex(Math.imul((i >>> 10) + 1, 0x2545f491), 9)}-${(i % 36 ** 5).toString(36).padStart(5, '0')}`;
 }
 
 export function podNode(i: number, pods: number): string {

@@ -3,7 +3,8 @@
  * keeps every endpoint of the cluster, so what a row costs is what the agent's memory grows by
  * per pod. Strings and a JS Map entry per endpoint (uid, address, two hash tables by uid and
  * by address) cost ~280 bytes; here a row is a 16-byte uid, a 4-byte IPv4 address, an interned
- * node, a condition byte and its place in the two slot tables, plus the pod's name.
+ * node, a condition byte, its place in the two slot tables and the pod's name as bytes
+ * (text-column.ts): ~60 bytes and the name's characters.
  *
  * What a row keeps is what the index compares and answers with: uid (targetRef.uid), the pod's
  * name for logs, node, addresses, the two conditions, and the slice holding it. Addresses
@@ -18,6 +19,7 @@ import { hashId, IdColumn } from '../store/id-column.js';
 import { Interner } from '../store/interner.js';
 import { packIpv4, unpackIpv4 } from '../store/ipv4.js';
 import { PagedColumn } from '../store/paged-column.js';
+import { TextColumn } from '../store/text-column.js';
 import { hashInt, hashString, SlotTable } from '../store/slot-table.js';
 import { CONDITION_SERVING, CONDITION_TERMINATING, type SliceView } from './slice-view.js';
 
@@ -39,9 +41,10 @@ export class EndpointRows {
   /** The node's interned id + 1; 0: the slice names no node. */
   private readonly node = new PagedColumn((n) => new Int32Array(n));
   private readonly slice = new PagedColumn((n) => new Int32Array(n));
-  private readonly order = new PagedColumn((n) => new Float64Array(n));
-  /** The pod's name as the slice gives it (slice-view.ts `refs`). */
-  private readonly refs: Array<string | undefined> = [];
+  /** When the row was added (a counter that wraps: compared as serial numbers, `before`). */
+  private readonly order = new PagedColumn((n) => new Int32Array(n));
+  /** The pod's name as the slice gives it (slice-view.ts `refs`), packed. */
+  private readonly refs = new TextColumn();
   /** The first address of a row whose first address is not packed. */
   private readonly textAddress = new Map<number, string>();
   /** Every address of a row that has several. */
@@ -57,13 +60,13 @@ export class EndpointRows {
     hash: hashId,
     hashAt: (row) => this.uid.hashAt(row),
     matches: (row, uid) => this.uid.matches(row, uid),
-    orderOf: (row) => this.order.get(row),
+    orderOf: (row) => this.orderOf(row),
   });
   private readonly byAddress = new SlotTable<string>({
     hash: hashAddress,
     hashAt: (row) => ((this.flags.get(row) & PACKED) !== 0 ? hashInt(this.ip4.get(row)) : hashString(this.textAddress.get(row) ?? '')),
     matches: (row, address) => this.firstAddressIs(row, address),
-    orderOf: (row) => this.order.get(row),
+    orderOf: (row) => this.orderOf(row),
   });
 
   /** Distinct uids over all rows. */
@@ -71,9 +74,9 @@ export class EndpointRows {
     return this.uids;
   }
 
-  /** Bytes of the columns and tables (not the names and text addresses). */
+  /** Bytes of the columns and tables (not the text addresses). */
   get bytes(): number {
-    return this.uid.bytes + this.flags.bytes + this.ip4.bytes + this.node.bytes + this.slice.bytes + this.order.bytes + this.byUid.bytes + this.byAddress.bytes;
+    return this.uid.bytes + this.refs.bytes + this.flags.bytes + this.ip4.bytes + this.node.bytes + this.slice.bytes + this.order.bytes + this.byUid.bytes + this.byAddress.bytes;
   }
 
   /** A new row for endpoint `i` of `view`, in slice `sliceId`. */
@@ -88,11 +91,12 @@ export class EndpointRows {
     const uid = view.uidAt(i);
     const isNew = this.byUid.first(uid) === undefined;
     this.uid.set(row, uid);
-    this.refs[row] = view.refAt(i);
+    this.refs.set(row, view.refAt(i));
     const node = view.nodeAt(i);
     this.node.set(row, node === undefined ? 0 : this.nodes.acquire(node) + 1);
     this.slice.set(row, sliceId);
-    this.order.set(row, this.added++);
+    this.order.set(row, this.added);
+    this.added = (this.added + 1) | 0;
     const list = view.addressListAt(i);
     const first = typeof list === 'string' ? list : (list[0] as string);
     const packed = packIpv4(first);
@@ -131,7 +135,7 @@ export class EndpointRows {
     const node = this.node.get(row);
     if (node > 0) this.nodes.release(node - 1);
     this.uid.set(row, undefined);
-    this.refs[row] = undefined;
+    this.refs.set(row, undefined);
     this.textAddress.delete(row);
     this.several.delete(row);
     this.flags.set(row, 0);
@@ -153,7 +157,7 @@ export class EndpointRows {
     const later = this.laterHolders.get(address);
     if (later === undefined) return rows;
     for (const row of later) if (!rows.includes(row)) rows.push(row);
-    return rows.sort((a, b) => this.order.get(a) - this.order.get(b));
+    return rows.sort((a, b) => this.orderOf(a) - this.orderOf(b));
   }
 
   /** Every row in use (tests, the first sync's plan, the restart sweep). */
@@ -180,7 +184,7 @@ export class EndpointRows {
   }
 
   refOf(row: number): string | undefined {
-    return this.refs[row];
+    return this.refs.get(row);
   }
 
   nodeOf(row: number): string | undefined {
@@ -230,7 +234,7 @@ export class EndpointRows {
 
   /** Whether `row` and endpoint `i` of `view` name the same pod (uid and name), node and addresses. */
   sameIdentity(row: number, view: SliceView, i: number): boolean {
-    if (!this.uid.matches(row, view.uidAt(i)) || this.refs[row] !== view.refAt(i) || this.nodeOf(row) !== view.nodeAt(i)) return false;
+    if (!this.uid.matches(row, view.uidAt(i)) || !this.refs.equals(row, view.refAt(i)) || this.nodeOf(row) !== view.nodeAt(i)) return false;
     const list = view.addressListAt(i);
     const several = this.several.get(row);
     if (typeof list === 'string') return several === undefined && this.firstAddressIs(row, list);
@@ -240,6 +244,14 @@ export class EndpointRows {
   /** `sameIdentity`, and the same conditions. */
   sameEndpoint(row: number, view: SliceView, i: number): boolean {
     return this.conditionsOf(row) === (view.flagsAt(i) & CONDITIONS) && this.sameIdentity(row, view, i);
+  }
+
+  /**
+   * The row's age as a number to sort by: how long after the newest row it was added, which
+   * stays right when the counter wraps (rows living together are far less than 2^31 adds apart).
+   */
+  private orderOf(row: number): number {
+    return (this.order.get(row) - this.added) | 0;
   }
 
   private firstAddressIs(row: number, address: string): boolean {

@@ -19,9 +19,13 @@ function envOf(container: IContainer): Record<string, string> {
   return Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? `<${e.valueFrom?.fieldRef?.fieldPath ?? 'ref'}>`]));
 }
 
+/** glibc's allocator settings the agent ships with (spelled as glibc reads them: a typo would be ignored silently). */
+const GLIBC_ENV = ['MALLOC_ARENA_MAX', 'MALLOC_TRIM_THRESHOLD_'];
+
 function checkEnvNames(container: IContainer, specs: Readonly<Record<string, OptionSpec>>): string[] {
-  // NODE_OPTIONS is read by node itself (V8 heap sizing), not by conndrain's config.
-  const known = new Set([...Object.values(specs).map((s) => s.env), 'NODE_OPTIONS']);
+  // NODE_OPTIONS is read by node itself (V8 heap sizing) and MALLOC_ARENA_MAX, MALLOC_TRIM_THRESHOLD_
+  // by glibc's allocator, not by conndrain's config.
+  const known = new Set([...Object.values(specs).map((s) => s.env), 'NODE_OPTIONS', ...GLIBC_ENV]);
   return (container.env ?? []).map((e) => e.name).filter((name) => !known.has(name));
 }
 
