@@ -208,6 +208,7 @@ interface Result {
   firstListCpuS: number;
   settledMb: number;
   peakMb: number;
+  fileMb: number;
   afterChurnMb: number;
   baselineMb: number;
   churnEvents: number;
@@ -307,6 +308,8 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
     await new Promise((r) => setTimeout(r, 5000));
     const afterChurnMb = procStatus(pid, 'VmRSS');
     const peakMb = procStatus(pid, 'VmHWM');
+    // The node binary's and libraries' pages the process touched (page cache, shared): part of every figure above.
+    const fileMb = procStatus(pid, 'RssFile');
     const heapAfterChurn = await heapOf(agent, HEAP_DIR === undefined ? undefined : join(HEAP_DIR, `agent-${pods}-after-churn.heapsnapshot`));
     // Matching: each drain to the first weight 0 of its IP after it; each gone pod to the first flush of its IP after it.
     const zeros = new Map<string, number[]>();
@@ -348,7 +351,7 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
       }
     }
     for (const l of api.lines) if (l.ev === 'call' && l.status !== 200) console.log(`  ${pods} pods: preStop call ${JSON.stringify(l)}`);
-    return { samples, pods, mix, weight0Local, weight0Remote, flushLocal, flushRemote, churnCpuS, logLines: agent.logLines, bytesAtStart, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, readerCpuPct, notHeld, notFlushed, calls, listStats: done.listStats, bytesSent: done.bytesSent as ByteStatsSnapshot | undefined, loop, heapAfterList, heapAfterChurn };
+    return { samples, pods, mix, weight0Local, weight0Remote, flushLocal, flushRemote, churnCpuS, logLines: agent.logLines, bytesAtStart, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, fileMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, readerCpuPct, notHeld, notFlushed, calls, listStats: done.listStats, bytesSent: done.bytesSent as ByteStatsSnapshot | undefined, loop, heapAfterList, heapAfterChurn };
   } finally {
     await reader?.end();
     await agent?.end();
@@ -400,6 +403,7 @@ try {
   row('first list: agent CPU, s', (r) => r.firstListCpuS.toFixed(1));
   row('RSS settled after the list, MB', (r) => r.settledMb.toFixed(1));
   row('RSS peak over the run (VmHWM), MB', (r) => r.peakMb.toFixed(1));
+  row('  of which file-backed at the end (node\'s binary, libraries), MB', (r) => r.fileMb.toFixed(1));
   row('RSS settled after the churn, MB', (r) => r.afterChurnMb.toFixed(1));
   row('V8 heap after the list: used / total, MB', (r) => `${String(r.heapAfterList.used)} / ${String(r.heapAfterList.total)}`);
   row('V8 heap after the churn: used / total, MB', (r) => `${String(r.heapAfterChurn.used)} / ${String(r.heapAfterChurn.total)}`);
