@@ -12,7 +12,7 @@
  * server reaches weight 0 (`weight0`) and for each conntrack flush (`flush`, its addresses).
  * Stops (writing its state file) when stdin closes.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
@@ -174,6 +174,22 @@ const poll = setInterval(() => {
   clearInterval(poll);
   say({ ev: 'ready', t: wallMs(), pods: agent.cache.size });
 }, 5);
+/**
+ * `--mem-peak` (env BENCH_MEM_PEAK=1): what the RSS was made of when it was highest, sampled every
+ * 20 ms (V8 heap committed and used, ArrayBuffers, anonymous and file-backed pages). Off by
+ * default: the sampling costs the agent's CPU.
+ */
+let memPeak: Record<string, number> | undefined;
+if (process.env.BENCH_MEM_PEAK === '1') {
+  const mb = (n: number): number => Math.round((n / 1048576) * 10) / 10;
+  const statusMb = (text: string, field: string): number => mb(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)?.[1] ?? 0) * 1024);
+  setInterval(() => {
+    const m = process.memoryUsage();
+    if (memPeak !== undefined && mb(m.rss) <= (memPeak.rss ?? 0)) return;
+    const status = readFileSync('/proc/self/status', 'utf8');
+    memPeak = { rss: mb(m.rss), heapTotal: mb(m.heapTotal), heapUsed: mb(m.heapUsed), arrayBuffers: mb(m.arrayBuffers), anon: statusMb(status, 'RssAnon'), file: statusMb(status, 'RssFile') };
+  }, 20).unref();
+}
 const lines = createInterface({ input: process.stdin });
 const inspector = new Session();
 // The agent's event-loop delay during the churn: separates the agent's own stalls (GC, work) from waiting for a CPU elsewhere.
@@ -193,7 +209,7 @@ lines.on('line', (line) => {
     const mb = (n: number): number => Math.round((n / 1048576) * 10) / 10;
     const h = getHeapStatistics();
     const m = process.memoryUsage();
-    say({ ev: 'heap', used: mb(h.used_heap_size), total: mb(h.total_heap_size), limit: mb(h.heap_size_limit), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), rss: mb(m.rss) });
+    say({ ev: 'heap', used: mb(h.used_heap_size), total: mb(h.total_heap_size), limit: mb(h.heap_size_limit), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), rss: mb(m.rss), ...(memPeak === undefined ? {} : { peak: memPeak }) });
     if (snapshot !== undefined) say({ ev: 'snapshot', path: writeHeapSnapshot(snapshot) });
   }
   // `{"cmd":"prof-start"}` / `{"cmd":"prof-stop","path":P}`: V8's CPU profiler and sampling heap profiler over every

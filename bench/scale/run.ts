@@ -33,7 +33,7 @@
  *   node --import tsx --conditions=conndrain-source bench/scale/run.ts [--pods 10000,150000]
  *     [--mix rollout,readiness-storm,ip-churn] [--seconds 60] [--rate 200] [--services 2000]
  *     [--endpoint-debounce 500ms] [--rollout 10000] [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
- *     [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader]
+ *     [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader] [--mem-peak]
  *
  * With two sizes, each mix's CPU per event at the larger over the smaller is printed.
  *
@@ -121,6 +121,8 @@ const SAMPLE_S = 30;
 const GRACE_S = 1;
 /** `--trace-drains`: for each drain found unheld, when the agent stored its pod as deleting and when it removed it. */
 const TRACE_DRAINS = args.includes('--trace-drains');
+/** `--mem-peak`: the agent child samples its memory every 20 ms and reports what the RSS was made of at its highest (profiling). */
+const MEM_PEAK = args.includes('--mem-peak');
 
 type Line = Record<string, unknown> & { ev: string };
 
@@ -263,7 +265,7 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
     const rollout = SOAK_MIN === undefined ? Math.min(ROLLOUT, Math.ceil((RATE * SECONDS) / 4)) : ROLLOUT;
     const flips = Math.ceil(rollout / FLIP_EVERY);
     const spec = { pods, ...ipvsSpec(pods, mix, Math.min(rollout, pods - flips), flips), flags: SHIPPED_AGENT_FLAGS };
-    agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}-${mix}.json`), JSON.stringify(spec)], { cwd: REPO, env: { ...process.env, ...MALLOC_ENV, ...(TRACE_DRAINS ? { BENCH_TRACE_DRAINS: '1' } : {}) } }));
+    agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}-${mix}.json`), JSON.stringify(spec)], { cwd: REPO, env: { ...process.env, ...MALLOC_ENV, ...(TRACE_DRAINS ? { BENCH_TRACE_DRAINS: '1' } : {}), ...(MEM_PEAK ? { BENCH_MEM_PEAK: '1' } : {}) } }));
     const pid = agent.proc.pid ?? 0;
     const ports = await agent.waitFor('ports', 60_000);
     const baselineMb = procStatus(pid, 'VmRSS');
@@ -408,6 +410,11 @@ try {
   row('V8 heap after the list: used / total, MB', (r) => `${String(r.heapAfterList.used)} / ${String(r.heapAfterList.total)}`);
   row('V8 heap after the churn: used / total, MB', (r) => `${String(r.heapAfterChurn.used)} / ${String(r.heapAfterChurn.total)}`);
   row('external (buffers) after the churn, MB', (r) => String(r.heapAfterChurn.external));
+  if (MEM_PEAK) {
+    const peak = (r: Result): Record<string, number> => (r.heapAfterChurn.peak ?? {}) as Record<string, number>;
+    row('at the RSS peak: RSS = anonymous + file-backed, MB', (r) => `${String(peak(r).rss)} = ${String(peak(r).anon)} + ${String(peak(r).file)}`);
+    row('at the RSS peak: V8 heap committed / used, ArrayBuffers, MB', (r) => `${String(peak(r).heapTotal)} / ${String(peak(r).heapUsed)}, ${String(peak(r).arrayBuffers)}`);
+  }
   row('churn: pod events, seconds', (r) => `${r.churnEvents} in ${r.churnS.toFixed(0)}`);
   row('agent CPU during the churn, % of a core', (r) => r.cpuPct.toFixed(1));
   if (READER) row('parse-only reader CPU (--reader), % of a core; agent / reader', (r) => (r.readerCpuPct === undefined ? '-' : `${r.readerCpuPct.toFixed(1)}; ${(r.cpuPct / r.readerCpuPct).toFixed(2)}x`));
