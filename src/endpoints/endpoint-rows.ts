@@ -41,7 +41,7 @@ export class EndpointRows {
   /** The node's interned id + 1; 0: the slice names no node. */
   private readonly node = new PagedColumn((n) => new Int32Array(n));
   private readonly slice = new PagedColumn((n) => new Int32Array(n));
-  /** When the row was added (a counter that wraps: compared as serial numbers, `before`). */
+  /** When the row was added (a counter that wraps: compared as serial numbers, `orderOf`). */
   private readonly order = new PagedColumn((n) => new Int32Array(n));
   /** The pod's name as the slice gives it (slice-view.ts `refs`), packed. */
   private readonly refs = new TextColumn();
@@ -160,7 +160,7 @@ export class EndpointRows {
     return rows.sort((a, b) => this.orderOf(a) - this.orderOf(b));
   }
 
-  /** Every row in use (tests, the first sync's plan, the restart sweep). */
+  /** Every row in use (the first sync's plan, tests). */
   *allRows(): IterableIterator<number> {
     for (let row = 0; row < this.highWater; row++) if ((this.flags.get(row) & USED) !== 0) yield row;
   }
