@@ -174,6 +174,8 @@ const poll = setInterval(() => {
   clearInterval(poll);
   say({ ev: 'ready', t: wallMs(), pods: agent.cache.size });
 }, 5);
+/** Bytes in MiB, one decimal (the figures this child reports). */
+const mb = (n: number): number => Math.round((n / 1048576) * 10) / 10;
 /**
  * `--mem-peak` (env BENCH_MEM_PEAK=1): what the RSS was made of when it was highest, sampled every
  * 20 ms (V8 heap committed and used, ArrayBuffers, anonymous and file-backed pages). Off by
@@ -181,7 +183,6 @@ const poll = setInterval(() => {
  */
 let memPeak: Record<string, number> | undefined;
 if (process.env.BENCH_MEM_PEAK === '1') {
-  const mb = (n: number): number => Math.round((n / 1048576) * 10) / 10;
   const statusMb = (text: string, field: string): number => mb(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)?.[1] ?? 0) * 1024);
   setInterval(() => {
     const m = process.memoryUsage();
@@ -206,7 +207,6 @@ lines.on('line', (line) => {
   // `{"cmd":"heap","snapshot":PATH?}`: the V8 heap's figures (MB), and a heap snapshot when asked (profiling).
   if (line.includes('"heap"')) {
     const { snapshot } = JSON.parse(line) as { snapshot?: string };
-    const mb = (n: number): number => Math.round((n / 1048576) * 10) / 10;
     const h = getHeapStatistics();
     const m = process.memoryUsage();
     say({ ev: 'heap', used: mb(h.used_heap_size), total: mb(h.total_heap_size), limit: mb(h.heap_size_limit), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), rss: mb(m.rss), ...(memPeak === undefined ? {} : { peak: memPeak }) });

@@ -34,6 +34,11 @@ export function parseAddress(text: string): ParsedAddress | undefined {
 }
 
 /** The kernel-side spelling (glibc inet_ntop): lowercase, first longest zero run compressed. */
+/** An IPv4 address held as a 32-bit number (a.b.c.d = a<<24 | b<<16 | c<<8 | d, signed or not), in dotted form. */
+export function formatIpv4(n: number): string {
+  return `${(n >>> 24) & 255}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+}
+
 export function formatAddress(a: ParsedAddress): string {
   if (a.family === 4) return a.bytes.join('.');
   const b = a.bytes;

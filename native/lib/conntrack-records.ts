@@ -4,7 +4,7 @@
  * what a single N-API property set cost when C built the objects, and object literals give
  * every entry the same shape.
  */
-import { formatAddress } from './conntrack-address.js';
+import { formatAddress, formatIpv4 } from './conntrack-address.js';
 import { protocolName, stateName, statusFlagNames } from './conntrack-names.js';
 import type { ConntrackEntry, ConntrackTuple, IpFamily } from './types.js';
 
@@ -26,7 +26,7 @@ function addressAt(bytes: Uint8Array, view: DataView, offset: number, family: nu
     const n = view.getUint32(offset, false);
     let text = v4.get(n);
     if (text === undefined) {
-      text = `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+      text = formatIpv4(n);
       v4.set(n, text);
     }
     return text;

@@ -5,7 +5,7 @@
  */
 import { constants } from 'node:os';
 import { isIP } from 'node:net';
-import { addressKey } from './conntrack-address.js';
+import { addressKey, formatIpv4 } from './conntrack-address.js';
 import { isConntrackProtocol } from './conntrack-names.js';
 import { PROTOCOL_NUMBERS } from './types.js';
 import { NetlinkError, type ConntrackEntry, type ScanDnatOptions } from './types.js';
@@ -60,7 +60,7 @@ export function ownedMatcher(targets: readonly RawOwnedTarget[]): (e: ConntrackE
   };
   for (const t of targets) {
     if ('address' in t) add(t.address, t);
-    else for (const w of t.ipv4) add(`${(w >>> 24) & 255}.${(w >>> 16) & 255}.${(w >>> 8) & 255}.${w & 255}`, t);
+    else for (const w of t.ipv4) add(formatIpv4(w), t);
   }
   return (e) => {
     const a = addressKey(e.reply.src) ?? e.reply.src;

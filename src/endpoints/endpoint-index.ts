@@ -10,7 +10,7 @@
  */
 import type { OwnedTargets } from '../stale/ownership.js';
 import { EndpointRows } from './endpoint-rows.js';
-import { sameShape, type SliceShape, type SlicePort, type SliceView } from './slice-view.js';
+import { endpointKey, sameShape, type SliceShape, type SlicePort, type SliceView } from './slice-view.js';
 
 /** One (address, port, protocol) an endpoint serves: what a hold or a flush acts on. */
 export interface EndpointTarget {
@@ -63,7 +63,7 @@ export class EndpointIndex {
     return this.rows.uidCount;
   }
 
-  /** Bytes of the endpoint columns and tables (the bench, metrics). */
+  /** Bytes of the endpoint columns and tables (bench/endpoint-index). */
   get columnBytes(): number {
     return this.rows.bytes;
   }
@@ -74,8 +74,8 @@ export class EndpointIndex {
   }
 
   /** Every uid the slices list, once each (the first sync's plan, tests). */
-  *uids(): IterableIterator<string> {
-    for (const row of this.rows.allRows()) if (this.rows.standsForUid(row)) yield this.rows.uidOf(row);
+  uids(): IterableIterator<string> {
+    return this.rows.distinctUids();
   }
 
   /**
@@ -134,12 +134,7 @@ export class EndpointIndex {
       touched.add(uid);
     }
     if (before !== undefined) {
-      for (let j = 0; j < before.rows.length; j++) {
-        if (seen[j] === 1) continue;
-        const row = before.rows[j] as number;
-        touched.add(this.rows.uidOf(row));
-        this.rows.release(row);
-      }
+      for (let j = 0; j < before.rows.length; j++) if (seen[j] === 0) this.release(before.rows[j] as number, touched);
     }
     const view: KeptSlice = { id, key: slice.key, namespace: slice.namespace, service: slice.service, ports: shapeKept ? before.ports : slice.ports, flowPinningOff: slice.flowPinningOff, rows: kept };
     this.slices.set(view.key, view);
@@ -155,10 +150,7 @@ export class EndpointIndex {
     const touched = new Set<string>();
     const before = this.slices.get(key);
     if (before === undefined) return touched;
-    for (const row of before.rows) {
-      touched.add(this.rows.uidOf(row));
-      this.rows.release(row);
-    }
+    for (const row of before.rows) this.release(row, touched);
     this.slices.delete(key);
     this.byId[before.id] = undefined;
     this.freeIds.push(before.id);
@@ -280,7 +272,7 @@ export class EndpointIndex {
     for (const row of this.rows.rowsOf(uid)) {
       const slice = this.sliceOf(row);
       if (!this.optedIn(slice.namespace)) continue;
-      out ??= { uid, key: this.keyOf(row, slice), namespace: slice.namespace, nodeName: this.rows.nodeOf(row), addresses: [], targets: [], draining: false, terminating: false, flowPinningOff: false };
+      out ??= { uid, key: endpointKey(slice.namespace, this.rows.refOf(row), this.rows.addressListOf(row)), namespace: slice.namespace, nodeName: this.rows.nodeOf(row), addresses: [], targets: [], draining: false, terminating: false, flowPinningOff: false };
       out.nodeName ??= this.rows.nodeOf(row);
       const list = this.rows.addressListOf(row);
       for (const address of typeof list === 'string' ? [list] : list) {
@@ -295,14 +287,10 @@ export class EndpointIndex {
     return out;
   }
 
-  /** `namespace/name` of the pod of `row`; its addresses when the slice names no pod. */
-  private keyOf(row: number, slice: KeptSlice): string {
-    const ref = this.rows.refOf(row);
-    if (ref === undefined) {
-      const list = this.rows.addressListOf(row);
-      return typeof list === 'string' ? list : list.join(',');
-    }
-    return ref.includes('/') ? ref : `${slice.namespace}/${ref}`;
+  /** Frees a row its slice no longer lists; its uid is touched. */
+  private release(row: number, touched: Set<string>): void {
+    touched.add(this.rows.uidOf(row));
+    this.rows.release(row);
   }
 
   private sliceOf(row: number): KeptSlice {

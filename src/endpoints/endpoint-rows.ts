@@ -21,7 +21,7 @@ import { packIpv4, unpackIpv4 } from '../store/ipv4.js';
 import { PagedColumn } from '../store/paged-column.js';
 import { TextColumn } from '../store/text-column.js';
 import { hashInt, hashString, SlotTable } from '../store/slot-table.js';
-import { CONDITION_SERVING, CONDITION_TERMINATING, type SliceView } from './slice-view.js';
+import { CONDITION_SERVING, CONDITION_TERMINATING, isDrainingConditions, type SliceView } from './slice-view.js';
 
 const CONDITIONS = CONDITION_SERVING | CONDITION_TERMINATING;
 /** The row's first address is a canonical IPv4 address, in `ip4`. */
@@ -160,9 +160,13 @@ export class EndpointRows {
     return rows.sort((a, b) => this.orderOf(a) - this.orderOf(b));
   }
 
-  /** Every row in use (the first sync's plan, tests). */
-  *allRows(): IterableIterator<number> {
-    for (let row = 0; row < this.highWater; row++) if ((this.flags.get(row) & USED) !== 0) yield row;
+  /** Every uid the rows list, once each (the first sync's plan, tests): a uid is yielded at the row its table finds first. */
+  *distinctUids(): IterableIterator<string> {
+    for (let row = 0; row < this.highWater; row++) {
+      if ((this.flags.get(row) & USED) === 0) continue;
+      const uid = this.uidOf(row);
+      if (this.byUid.first(uid) === row) yield uid;
+    }
   }
 
   uidOf(row: number): string {
@@ -172,11 +176,6 @@ export class EndpointRows {
   /** Whether `row` lists `uid`. */
   uidIs(row: number, uid: string): boolean {
     return this.uid.matches(row, uid);
-  }
-
-  /** Whether `row` stands for its uid: one row of each uid says yes (walking every row visits each uid once). */
-  standsForUid(row: number): boolean {
-    return this.byUid.first(this.uidOf(row)) === row;
   }
 
   sliceOf(row: number): number {
@@ -226,10 +225,9 @@ export class EndpointRows {
     return (this.flags.get(row) & CONDITION_TERMINATING) !== 0;
   }
 
-  /** Draining (KEP-1672): terminating or not serving, the rule of `SliceView.drainingAt`. */
+  /** Draining (KEP-1672): `isDrainingConditions`. */
   drainingAt(row: number): boolean {
-    const f = this.flags.get(row);
-    return (f & CONDITION_TERMINATING) !== 0 || (f & CONDITION_SERVING) === 0;
+    return isDrainingConditions(this.flags.get(row));
   }
 
   /** Whether `row` and endpoint `i` of `view` name the same pod (uid and name), node and addresses. */

@@ -32,8 +32,17 @@ export interface SliceEndpoint {
 
 export const CONDITION_SERVING = 1;
 export const CONDITION_TERMINATING = 2;
-const SERVING = CONDITION_SERVING;
-const TERMINATING = CONDITION_TERMINATING;
+
+/** Draining (KEP-1672) from the condition bits: terminating or not serving, never `!ready` (publishNotReadyAddresses hides it). */
+export function isDrainingConditions(conditions: number): boolean {
+  return (conditions & CONDITION_TERMINATING) !== 0 || (conditions & CONDITION_SERVING) === 0;
+}
+
+/** `namespace/name` of an endpoint's pod from the slice's `ref` (see `refs`); its addresses when the slice names no pod. */
+export function endpointKey(namespace: string, ref: string | undefined, addresses: string | readonly string[]): string {
+  if (ref === undefined) return typeof addresses === 'string' ? addresses : addresses.join(',');
+  return ref.includes('/') ? ref : `${namespace}/${ref}`;
+}
 
 /** What a slice says for all its endpoints: its Service, the labels read here, its ports. */
 export interface SliceShape {
@@ -76,9 +85,7 @@ export class SliceView implements SliceShape {
   }
 
   keyAt(i: number): string {
-    const ref = this.refs[i];
-    if (ref === undefined) return this.addressesAt(i).join(',');
-    return ref.includes('/') ? ref : `${this.namespace}/${ref}`;
+    return endpointKey(this.namespace, this.refs[i], this.addressListAt(i));
   }
 
   nodeAt(i: number): string | undefined {
@@ -103,16 +110,16 @@ export class SliceView implements SliceShape {
   }
 
   servingAt(i: number): boolean {
-    return ((this.flags[i] as number) & SERVING) !== 0;
+    return ((this.flags[i] as number) & CONDITION_SERVING) !== 0;
   }
 
   terminatingAt(i: number): boolean {
-    return ((this.flags[i] as number) & TERMINATING) !== 0;
+    return ((this.flags[i] as number) & CONDITION_TERMINATING) !== 0;
   }
 
-  /** Draining (KEP-1672): terminating or not serving, never `!ready` (publishNotReadyAddresses hides it). */
+  /** Draining (KEP-1672): `isDrainingConditions`. */
   drainingAt(i: number): boolean {
-    return this.terminatingAt(i) || !this.servingAt(i);
+    return isDrainingConditions(this.flags[i] as number);
   }
 
   /** The two condition bits of endpoint `i` (what a kept row stores: `CONDITION_SERVING`, `CONDITION_TERMINATING`). */
@@ -172,7 +179,7 @@ export function viewSlice(raw: RawSlice): SliceView {
     refs.push(podRef);
     nodes.push(typeof e.nodeName === 'string' ? e.nodeName : undefined);
     addrs.push(addresses.length === 1 ? (addresses[0] as string) : addresses);
-    flags.push((serving ? SERVING : 0) | (terminating ? TERMINATING : 0));
+    flags.push((serving ? CONDITION_SERVING : 0) | (terminating ? CONDITION_TERMINATING : 0));
   }
   return new SliceView(
     key, namespace,

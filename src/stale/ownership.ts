@@ -2,17 +2,6 @@ import { normalizeAddress } from './address.js';
 import { serviceNameOf, sliceKey, type EndpointSliceLike } from './endpoint-slice.js';
 
 /**
- * Which (protocol, address, port) targets the cluster's EndpointSlices own right now.
- *
- * Every endpoint counts, whatever its conditions: ready, serving and terminating endpoints
- * all still carry (or may carry) live connections. A port with no number means "all ports"
- * (EndpointSlice API); a slice with no ports at all owns its addresses on every port and
- * protocol (the safe reading: such an address is never called stale).
- *
- * Incremental: `upsert`/`remove` by slice, with reference counts, so a watch event costs the
- * size of one slice and not of the whole cluster.
- */
-/**
  * Owned targets as the kernel scan's pre-filter takes them: one address, or many IPv4 addresses
  * as numbers (a.b.c.d = a<<24 | b<<16 | c<<8 | d) on the same protocol (lower case) and port.
  */
@@ -25,6 +14,17 @@ export interface Ownership {
   serviceOf(protocol: string, address: string, port: number | undefined): string | undefined;
 }
 
+/**
+ * Which (protocol, address, port) targets the cluster's EndpointSlices own right now.
+ *
+ * Every endpoint counts, whatever its conditions: ready, serving and terminating endpoints
+ * all still carry (or may carry) live connections. A port with no number means "all ports"
+ * (EndpointSlice API); a slice with no ports at all owns its addresses on every port and
+ * protocol (the safe reading: such an address is never called stale).
+ *
+ * Incremental: `upsert`/`remove` by slice, with reference counts, so a watch event costs the
+ * size of one slice and not of the whole cluster.
+ */
 export class OwnershipIndex implements Ownership {
   private readonly slices = new Map<string, SliceTargets>();
   /** One lookup per entry: address -> who owns which protocol/port there (reference counts). */
