@@ -27,7 +27,11 @@ export class TextColumn {
   private end = 0;
   private live = 0;
   private garbage = 0;
-  /** Position + 1 of the slot's text (after its header); 0: no packed text (undefined, or in `wide`). */
+  /**
+   * Position + 1 of the slot's header (the text follows it in the same page); 0: no packed text
+   * (undefined, or in `wide`). The header, not the text: an empty text whose header ends a page
+   * would start at the next page.
+   */
   private readonly positions = new PagedColumn((n) => new Int32Array(n));
   private readonly wide = new Map<number, string>();
 
@@ -54,7 +58,7 @@ export class TextColumn {
     page[offset + 3] = slot >>> 24;
     page[offset + 4] = text.length + 1;
     for (let i = 0; i < text.length; i++) page[offset + HEADER + i] = text.charCodeAt(i);
-    this.positions.set(slot, at + HEADER + 1);
+    this.positions.set(slot, at + 1);
     this.live += HEADER + text.length;
   }
 
@@ -62,7 +66,7 @@ export class TextColumn {
     const at = this.positions.get(slot) - 1;
     if (at < 0) return this.wide.get(slot);
     const page = this.pages[at >>> PAGE_BITS] as Uint8Array;
-    const offset = at & (PAGE_BYTES - 1);
+    const offset = (at & (PAGE_BYTES - 1)) + HEADER;
     return String.fromCharCode(...page.subarray(offset, offset + (page[offset - 1] as number) - 1));
   }
 
@@ -71,7 +75,7 @@ export class TextColumn {
     const at = this.positions.get(slot) - 1;
     if (at < 0) return this.wide.get(slot) === text;
     const page = this.pages[at >>> PAGE_BITS] as Uint8Array;
-    const offset = at & (PAGE_BYTES - 1);
+    const offset = (at & (PAGE_BYTES - 1)) + HEADER;
     if (text === undefined || text.length + 1 !== page[offset - 1]) return false;
     for (let i = 0; i < text.length; i++) if (page[offset + i] !== text.charCodeAt(i)) return false;
     return true;
@@ -81,7 +85,7 @@ export class TextColumn {
     this.wide.delete(slot);
     const at = this.positions.get(slot) - 1;
     if (at < 0) return;
-    const length = HEADER - 1 + ((this.pages[at >>> PAGE_BITS] as Uint8Array)[(at & (PAGE_BYTES - 1)) - 1] as number);
+    const length = HEADER - 1 + ((this.pages[at >>> PAGE_BITS] as Uint8Array)[(at & (PAGE_BYTES - 1)) + HEADER - 1] as number);
     this.live -= length;
     this.garbage += length;
     this.positions.set(slot, 0);
@@ -121,12 +125,12 @@ export class TextColumn {
       }
       const length = HEADER - 1 + mark;
       const slot = ((page[offset] as number) | ((page[offset + 1] as number) << 8) | ((page[offset + 2] as number) << 16) | ((page[offset + 3] as number) << 24)) >>> 0;
-      if (this.positions.get(slot) - 1 === from + HEADER) {
+      if (this.positions.get(slot) - 1 === from) {
         const at = fit(to, length);
         if (at !== to) this.markTail(to);
         if (at !== from) {
           (this.pages[at >>> PAGE_BITS] as Uint8Array).set(page.subarray(offset, offset + length), at & (PAGE_BYTES - 1));
-          this.positions.set(slot, at + HEADER + 1);
+          this.positions.set(slot, at + 1);
         }
         to = at + length;
       }
