@@ -3,36 +3,33 @@
  * GET decoded as it streams in (list-stream.ts), a watch a stream of JSON lines
  * (watch-stream.ts). With `fields`, each listed item and watch event is masked before
  * JSON.parse (json-mask.ts) to those fields and the ones the list/watch protocol reads
- * (watch-fields.ts): the rest of an object is scanned, never built. With `decoders`, they
- * decode instead (json-decoder.ts).
+ * (watch-fields.ts): the rest of an object is scanned, never built.
  */
 import type { FieldMask } from '../src/field-mask.js';
 import type { KubeConnection } from './connection.js';
 import type { ListMetadata } from './list-decoder.js';
 import type { ListerWatcher, ListRequest, WatchHandle, WatchRequest } from './lister-watcher.js';
 import { streamList } from './list-stream.js';
-import type { WatchDecoders } from './json-decoder.js';
-import { watchMasks } from './watch-fields.js';
+import { watchMasks, type WatchMasks } from './watch-fields.js';
 import { streamWatch } from './watch-stream.js';
 
 export class HttpListerWatcher implements ListerWatcher {
-  private readonly decoders: WatchDecoders | undefined;
+  private readonly masks: WatchMasks | undefined;
 
   constructor(
     private readonly connection: KubeConnection,
     /** Collection path, e.g. `/api/v1/pods`. */
     readonly what: string,
     fields?: FieldMask,
-    decoders?: WatchDecoders,
   ) {
-    this.decoders = decoders ?? (fields === undefined ? undefined : watchMasks(fields));
+    this.masks = fields === undefined ? undefined : watchMasks(fields);
   }
 
   list(request: ListRequest, onItem: (raw: unknown) => void): Promise<ListMetadata> {
-    return streamList(this.connection, this.what, request, onItem, this.decoders?.item);
+    return streamList(this.connection, this.what, request, onItem, this.masks?.item);
   }
 
   watch(request: WatchRequest, onEvent: (type: string, raw: unknown) => void, onDone: (error: unknown) => void): Promise<WatchHandle> {
-    return streamWatch(this.connection, this.what, request, onEvent, onDone, this.decoders === undefined ? {} : { decoder: this.decoders.event });
+    return streamWatch(this.connection, this.what, request, onEvent, onDone, this.masks === undefined ? {} : { mask: this.masks.event });
   }
 }

@@ -12,7 +12,6 @@
  * never a partial object. Nesting deeper than MAX_DEPTH is an error.
  */
 import type { FieldMask } from '../src/field-mask.js';
-import type { JsonDecoder } from './json-decoder.js';
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-bytes.js';
 
 const MINUS = 0x2d;
@@ -94,7 +93,7 @@ function isHex(c: number): boolean {
   return (c >= ZERO && c <= NINE) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
 }
 
-export class JsonMask implements JsonDecoder {
+export class JsonMask {
   private readonly root: CompiledMask;
   private src: Buffer = EMPTY;
   private end = 0;
@@ -104,11 +103,6 @@ export class JsonMask implements JsonDecoder {
 
   constructor(mask: FieldMask) {
     this.root = compileMask(mask);
-  }
-
-  /** The masked value of `bytes` (JsonDecoder); throws on malformed JSON. */
-  decode(bytes: Buffer): unknown {
-    return JSON.parse(this.apply(bytes)) as unknown;
   }
 
   /** The masked JSON text of `bytes[start, end)`; throws on malformed JSON. */

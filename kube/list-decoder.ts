@@ -7,11 +7,11 @@
  *
  * It is a tokenizer of JSON structure only (strings, escapes, nesting); what it hands out is
  * parsed by JSON.parse, so malformed items are errors, never partial objects. Bounded: an
- * item over `maxItemBytes` is an error. With `itemDecoder` each item is decoded by it instead of
- * JSON.parse (a field mask, json-mask.ts: only the fields the caller reads are built).
+ * item over `maxItemBytes` is an error. With `itemMask` (json-mask.ts) each item is masked before
+ * JSON.parse: only the fields the caller reads are built.
  */
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-bytes.js';
-import type { JsonDecoder } from './json-decoder.js';
+import type { JsonMask } from './json-mask.js';
 
 export interface ListMetadata {
   resourceVersion?: string;
@@ -44,7 +44,7 @@ export class ListDecoder {
   constructor(
     private readonly onItem: (item: unknown) => void,
     private readonly maxItemBytes = 16 * 1024 * 1024,
-    private readonly itemDecoder?: JsonDecoder,
+    private readonly itemMask?: JsonMask,
   ) {}
 
   get metadata(): ListMetadata {
@@ -168,8 +168,8 @@ export class ListDecoder {
     this.capture = undefined;
     this.captureParts = [];
     this.captureBytes = 0;
-    const decoder = kind === 'item' ? this.itemDecoder : undefined;
-    const value: unknown = decoder === undefined ? JSON.parse(bytes.toString('utf8')) : decoder.decode(bytes);
+    const mask = kind === 'item' ? this.itemMask : undefined;
+    const value: unknown = JSON.parse(mask === undefined ? bytes.toString('utf8') : mask.apply(bytes));
     if (kind === 'item') this.onItem(value);
     else {
       const m = value as { resourceVersion?: unknown; continue?: unknown };

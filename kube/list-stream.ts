@@ -5,7 +5,7 @@
  * up to 64 KB for the message).
  */
 import type { KubeConnection } from './connection.js';
-import type { JsonDecoder } from './json-decoder.js';
+import type { JsonMask } from './json-mask.js';
 import { ListDecoder, type ListMetadata } from './list-decoder.js';
 import { prepareRequest, readErrorAnswer, type KubeQuery } from './request.js';
 
@@ -13,8 +13,8 @@ const TIMEOUT_MS = 120_000;
 
 export type ListQuery = KubeQuery;
 
-/** GETs `path` and streams its `items` to `onItem` (each decoded by `itemDecoder` when given); resolves with the list's metadata. */
-export async function streamList(conn: KubeConnection, path: string, query: ListQuery, onItem: (item: unknown) => void, itemDecoder?: JsonDecoder): Promise<ListMetadata> {
+/** GETs `path` and streams its `items` to `onItem` (each masked with `itemMask` when given); resolves with the list's metadata. */
+export async function streamList(conn: KubeConnection, path: string, query: ListQuery, onItem: (item: unknown) => void, itemMask?: JsonMask): Promise<ListMetadata> {
   const { url, headers, agent, send } = await prepareRequest(conn, path, query);
   return new Promise((resolve, reject) => {
     const req = send(url, { method: 'GET', headers, agent, timeout: TIMEOUT_MS }, (res) => {
@@ -23,7 +23,7 @@ export async function streamList(conn: KubeConnection, path: string, query: List
         readErrorAnswer(res, code, `GET ${url.pathname}`, reject);
         return;
       }
-      const decoder = new ListDecoder(onItem, undefined, itemDecoder);
+      const decoder = new ListDecoder(onItem, undefined, itemMask);
       let failed = false;
       res.on('data', (c: Buffer) => {
         if (failed) return;

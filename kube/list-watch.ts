@@ -37,7 +37,6 @@
  *   rest of an object is scanned, never built.
  */
 import type { FieldMask } from '../src/field-mask.js';
-import type { WatchDecoders } from './json-decoder.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import type { KubeConnection } from './connection.js';
 import { JitteredBackoff } from './backoff.js';
@@ -83,8 +82,6 @@ export interface HttpSource {
   path: string;
   /** The fields `project` and `keyOf` read of an object: only those are decoded (all when absent). */
   fields?: FieldMask;
-  /** Decodes listed items and watch events instead (json-decoder.ts); wins over `fields`. */
-  decoders?: WatchDecoders;
 }
 
 /** Any other source of list pages and watch streams (unit tests: a scripted one). */
@@ -158,7 +155,7 @@ export class RestartingListWatch<T> {
   ) {
     this.store = new ListWatchStore(options.project, options.keyOf, handlers);
     this.watchList = new WatchListChoice(options.watchList ?? 'off');
-    this.source = 'listerWatcher' in options ? options.listerWatcher : new HttpListerWatcher(options.connection, options.path, options.fields, options.decoders);
+    this.source = 'listerWatcher' in options ? options.listerWatcher : new HttpListerWatcher(options.connection, options.path, options.fields);
     this.backoff = new JitteredBackoff({ initialMs: BACKOFF_START_MS, maxMs: options.backoffMaxMs, resetAfterMs: BACKOFF_RESET_MS, jitter: 1, now: () => options.clock.now(), random: options.random });
   }
 

@@ -5,7 +5,6 @@
  * and every object's resourceVersion still arrive whole, whatever the caller's mask.
  */
 import { mergeFieldMasks, type FieldMask } from '../src/field-mask.js';
-import type { WatchDecoders } from './json-decoder.js';
 import { JsonMask } from './json-mask.js';
 import { INITIAL_EVENTS_END_ANNOTATION } from './watch-list.js';
 
@@ -20,8 +19,7 @@ export const PROTOCOL_FIELDS: FieldMask = {
   metadata: { resourceVersion: true, annotations: { [INITIAL_EVENTS_END_ANNOTATION]: true } },
 };
 
-/** The field masks of a list/watch: its decoders (json-decoder.ts). */
-export interface WatchMasks extends WatchDecoders {
+export interface WatchMasks {
   /** For one listed item. */
   readonly item: JsonMask;
   /** For one watch event line (`{"type":..,"object":..}`). */

@@ -106,7 +106,7 @@ test('streamWatch with a mask: only the kept fields arrive, and a line broken in
     res.write('{"type":"ADDED","object":{"metadata":{"name":"a"},"spec":{"big":[1,2]}}}\n{"type":"ADDED","object":{"spec":{"big":tru}}}\n');
   });
   try {
-    const { events, error } = await watchUntilDone(conn, {}, { decoder: new JsonMask({ type: true, object: { metadata: true } }) });
+    const { events, error } = await watchUntilDone(conn, {}, { mask: new JsonMask({ type: true, object: { metadata: true } }) });
     assert.deepEqual(events, [['ADDED', { metadata: { name: 'a' } }]]);
     assert.match((error as Error).message, /not JSON: \{"type":"ADDED","object":\{"spec":\{"big":tru/);
   } finally {

@@ -12,7 +12,7 @@
  * error (the list/watch restarts from its last resourceVersion with backoff).
  */
 import type { KubeConnection } from './connection.js';
-import type { JsonDecoder } from './json-decoder.js';
+import type { JsonMask } from './json-mask.js';
 import { prepareRequest, readErrorAnswer, type KubeQuery } from './request.js';
 
 const NEWLINE = 0x0a;
@@ -26,8 +26,8 @@ export interface WatchEventHandler {
 
 export interface WatchStreamOptions {
   maxLineBytes?: number;
-  /** Decodes each event line instead of JSON.parse (a field mask of `{type, object}`: only what is read is built). */
-  decoder?: JsonDecoder;
+  /** Applied to each event line before JSON.parse (a mask of `{type, object}`): only what is read is built. */
+  mask?: JsonMask;
 }
 
 /** A partial line buffer larger than this is let go once its line is out (a rare huge event is not kept for the watch's life). */
@@ -108,11 +108,11 @@ export async function streamWatch(conn: KubeConnection, path: string, query: Kub
       readErrorAnswer(res, code, `watch ${url.pathname}`, finish);
       return;
     }
-    const { decoder } = options;
+    const { mask } = options;
     const lines = new LineSplitter((line) => {
       let event: { type?: unknown; object?: unknown };
       try {
-        event = (decoder === undefined ? JSON.parse(line.toString('utf8')) : decoder.decode(line)) as { type?: unknown; object?: unknown };
+        event = JSON.parse(mask === undefined ? line.toString('utf8') : mask.apply(line)) as { type?: unknown; object?: unknown };
       } catch {
         throw new Error(`watch ${url.pathname}: an event is not JSON: ${line.subarray(0, 100).toString('utf8')}`);
       }

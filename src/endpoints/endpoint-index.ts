@@ -10,7 +10,7 @@
  */
 import type { OwnedTargets } from '../stale/ownership.js';
 import { EndpointRows } from './endpoint-rows.js';
-import { endpointKey, sameShape, type KeptEndpoints, type SliceShape, type SlicePort, type SliceView } from './slice-view.js';
+import { endpointKey, sameShape, type SliceShape, type SlicePort, type SliceView } from './slice-view.js';
 
 /** One (address, port, protocol) an endpoint serves: what a hold or a flush acts on. */
 export interface EndpointTarget {
@@ -42,45 +42,6 @@ interface KeptSlice extends SliceShape {
   readonly namespace: string;
   readonly ports: readonly SlicePort[];
   readonly rows: Int32Array;
-  /** The digest of each row's bytes in this slice (two halves; 0, 0: not known), as slice-bytes.ts gives them; none known: undefined. */
-  digests: Int32Array | undefined;
-}
-
-/** A kept slice as a view decoded from bytes reads it (`keptEndpoints`), with the index's state it is valid for. */
-class KeptEndpointsOf implements KeptEndpoints {
-  constructor(
-    readonly slice: KeptSlice,
-    private readonly rows: EndpointRows,
-    readonly version: number,
-  ) {}
-
-  get size(): number {
-    return this.slice.rows.length;
-  }
-
-  get digests(): Int32Array | undefined {
-    return this.slice.digests;
-  }
-
-  uidAt(j: number): string {
-    return this.rows.uidOf(this.slice.rows[j] as number);
-  }
-
-  refAt(j: number): string | undefined {
-    return this.rows.refOf(this.slice.rows[j] as number);
-  }
-
-  nodeAt(j: number): string | undefined {
-    return this.rows.nodeOf(this.slice.rows[j] as number);
-  }
-
-  addressListAt(j: number): string | readonly string[] {
-    return this.rows.addressListOf(this.slice.rows[j] as number);
-  }
-
-  flagsAt(j: number): number {
-    return this.rows.conditionsOf(this.slice.rows[j] as number);
-  }
 }
 
 export class EndpointIndex {
@@ -89,8 +50,6 @@ export class EndpointIndex {
   /** Kept slices by id (what a row names), ids reused. */
   private readonly byId: Array<KeptSlice | undefined> = [];
   private readonly freeIds: number[] = [];
-  /** Counts changes: a view built against the kept endpoints of one state is refused in another. */
-  private version = 0;
   /** namespace -> its slices (an opt-in change touches them). */
   private readonly byNamespace = new Map<string, Set<string>>();
 
@@ -119,12 +78,6 @@ export class EndpointIndex {
     return this.rows.distinctUids();
   }
 
-  /** What a view of the slice `key` decoded from bytes may take endpoints from (viewSlice's `kept`); valid until the index next changes. */
-  keptEndpoints(key: string): KeptEndpoints | undefined {
-    const slice = this.slices.get(key);
-    return slice === undefined ? undefined : new KeptEndpointsOf(slice, this.rows, this.version);
-  }
-
   /**
    * The uids whose merged view an upsert of `slice` may change: those added, removed or changed
    * in it (all of them when the slice's ports, Service or labels changed). A readiness flip in a
@@ -132,7 +85,6 @@ export class EndpointIndex {
    */
   changedBy(slice: SliceView): Set<string> {
     const before = this.slices.get(slice.key);
-    this.checkBasis(slice, before);
     const out = new Set<string>();
     if (before === undefined || !sameShape(before, slice)) {
       for (const row of before?.rows ?? []) out.add(this.rows.uidOf(row));
@@ -140,14 +92,10 @@ export class EndpointIndex {
       return out;
     }
     const seen = new Uint8Array(before.rows.length);
-    // An endpoint with the bytes of a kept one is that one, unchanged.
-    for (let i = 0; i < slice.size; i++) if (slice.keptAt(i) >= 0) seen[slice.keptAt(i)] = 1;
     for (let i = 0; i < slice.size; i++) {
-      if (slice.keptAt(i) >= 0) continue;
       const j = this.indexIn(before, slice.uidAt(i), i);
-      const same = j >= 0 && seen[j] === 0 && this.rows.sameEndpoint(before.rows[j] as number, slice, i);
       if (j >= 0) seen[j] = 1;
-      if (!same) out.add(slice.uidAt(i));
+      if (j < 0 || !this.rows.sameEndpoint(before.rows[j] as number, slice, i)) out.add(slice.uidAt(i));
     }
     for (let j = 0; j < before.rows.length; j++) if (seen[j] === 0) out.add(this.rows.uidOf(before.rows[j] as number));
     return out;
@@ -157,19 +105,10 @@ export class EndpointIndex {
   upsert(slice: SliceView): Set<string> {
     const touched = new Set<string>();
     const before = this.slices.get(slice.key);
-    this.checkBasis(slice, before);
-    this.version += 1;
     const shapeKept = before !== undefined && sameShape(before, slice);
     if (before !== undefined && shapeKept && this.sameLayout(before, slice)) {
       // The common rewrite (a readiness flip): conditions only, changed in place.
-      if (before.digests === undefined && hasAnyDigest(slice.digests)) before.digests = new Int32Array(2 * slice.size);
-      const { digests } = before;
       for (let i = 0; i < slice.size; i++) {
-        if (slice.keptAt(i) === i) continue;
-        if (digests !== undefined) {
-          digests[2 * i] = slice.digests[2 * i] as number;
-          digests[2 * i + 1] = slice.digests[2 * i + 1] as number;
-        }
         const row = before.rows[i] as number;
         if (this.rows.conditionsOf(row) === slice.flagsAt(i)) continue;
         this.rows.setConditions(row, slice.flagsAt(i));
@@ -179,18 +118,8 @@ export class EndpointIndex {
     }
     const id = before?.id ?? this.freeIds.pop() ?? this.byId.length;
     const kept = new Int32Array(slice.size);
-    const digests = hasAnyDigest(slice.digests) ? slice.digests.slice() : undefined;
     const seen = new Uint8Array(before?.rows.length ?? 0);
-    // Endpoints with the bytes of a kept one keep its row as it is; then the others, in order.
     for (let i = 0; i < slice.size; i++) {
-      const j = slice.keptAt(i);
-      if (j < 0 || before === undefined) continue;
-      seen[j] = 1;
-      kept[i] = before.rows[j] as number;
-      if (!shapeKept) touched.add(slice.uidAt(i));
-    }
-    for (let i = 0; i < slice.size; i++) {
-      if (slice.keptAt(i) >= 0) continue;
       const uid = slice.uidAt(i);
       const j = before === undefined ? -1 : this.indexIn(before, uid, i);
       const row = j < 0 || seen[j] === 1 ? -1 : (before?.rows[j] as number);
@@ -207,7 +136,7 @@ export class EndpointIndex {
     if (before !== undefined) {
       for (let j = 0; j < before.rows.length; j++) if (seen[j] === 0) this.release(before.rows[j] as number, touched);
     }
-    const view: KeptSlice = { id, key: slice.key, namespace: slice.namespace, service: slice.service, ports: shapeKept ? before.ports : slice.ports, flowPinningOff: slice.flowPinningOff, rows: kept, digests };
+    const view: KeptSlice = { id, key: slice.key, namespace: slice.namespace, service: slice.service, ports: shapeKept ? before.ports : slice.ports, flowPinningOff: slice.flowPinningOff, rows: kept };
     this.slices.set(view.key, view);
     this.byId[id] = view;
     let keys = this.byNamespace.get(view.namespace);
@@ -221,7 +150,6 @@ export class EndpointIndex {
     const touched = new Set<string>();
     const before = this.slices.get(key);
     if (before === undefined) return touched;
-    this.version += 1;
     for (const row of before.rows) this.release(row, touched);
     this.slices.delete(key);
     this.byId[before.id] = undefined;
@@ -379,27 +307,9 @@ export class EndpointIndex {
   /** `slice` lists the same endpoints in the same order as `kept`: only conditions may differ. */
   private sameLayout(kept: KeptSlice, slice: SliceView): boolean {
     if (kept.rows.length !== slice.size) return false;
-    for (let i = 0; i < slice.size; i++) {
-      const j = slice.keptAt(i);
-      if (j === i) continue;
-      if (j >= 0 || !this.rows.sameIdentity(kept.rows[i] as number, slice, i)) return false;
-    }
+    for (let i = 0; i < slice.size; i++) if (!this.rows.sameIdentity(kept.rows[i] as number, slice, i)) return false;
     return true;
   }
-
-  /** A view that took endpoints from kept ones must have been built against this very state. */
-  private checkBasis(slice: SliceView, before: KeptSlice | undefined): void {
-    const basis = slice.basis;
-    if (basis === undefined) return;
-    if (!(basis instanceof KeptEndpointsOf) || basis.slice !== before || basis.version !== this.version) {
-      throw new Error(`endpoint index: the view of slice ${slice.key} was built against another state of the index`);
-    }
-  }
-}
-
-function hasAnyDigest(digests: Int32Array): boolean {
-  for (const d of digests) if (d !== 0) return true;
-  return false;
 }
 
 function hasTarget(targets: readonly EndpointTarget[], address: string, port: number, protocol: string): boolean {
