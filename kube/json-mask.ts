@@ -12,7 +12,10 @@
  * never a partial object. Nesting deeper than MAX_DEPTH is an error.
  */
 import type { FieldMask } from '../src/field-mask.js';
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-bytes.js';
+import { JSON_BYTES } from './json-bytes.js';
+
+// Module constants, not imported bindings: json-bytes.ts says why.
+const { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } = JSON_BYTES;
 
 const MINUS = 0x2d;
 const PLUS = 0x2b;

@@ -10,7 +10,10 @@
  * item over `maxItemBytes` is an error. With `itemMask` (json-mask.ts) each item is masked before
  * JSON.parse: only the fields the caller reads are built.
  */
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-bytes.js';
+import { JSON_BYTES } from './json-bytes.js';
+
+// Module constants, not imported bindings: json-bytes.ts says why.
+const { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } = JSON_BYTES;
 import type { JsonMask } from './json-mask.js';
 
 export interface ListMetadata {

@@ -19,7 +19,7 @@
  * in the last two one step in 25 concerns a pod of the agent's node, the others pods elsewhere.
  * Measured per mix and size:
  *
- * - RSS of the agent: peak (VmHWM), settled after the first list, settled after the churn;
+ * - RSS of the agent (MiB, as /proc counts; the peak in MB too): peak (VmHWM), settled after the first list, settled after the churn;
  * - first-list time (agent started -> ready), the agent's CPU time and the RSS peak by then;
  * - the agent's CPU during the churn (% of one core) and per pod event;
  * - watch event -> weight 0 on the pod's IPVS real servers (p50/p99), for every drain, this
@@ -399,21 +399,21 @@ try {
   row('mix', (r) => r.mix);
   row('managed pods', (r) => String(r.pods));
   row('load average (1 min) at start / end', (_, n) => loads[n] ?? '');
-  row('agent RSS at start (before the list), MB', (r) => r.baselineMb.toFixed(1));
+  row('agent RSS at start (before the list), MiB', (r) => r.baselineMb.toFixed(1));
   row('first list: time, s', (r) => r.firstListS.toFixed(1));
-  row('first list: RSS peak by then, MB', (r) => r.firstListPeakMb.toFixed(1));
+  row('first list: RSS peak by then, MiB', (r) => r.firstListPeakMb.toFixed(1));
   row('first list: agent CPU, s', (r) => r.firstListCpuS.toFixed(1));
-  row('RSS settled after the list, MB', (r) => r.settledMb.toFixed(1));
-  row('RSS peak over the run (VmHWM), MB', (r) => r.peakMb.toFixed(1));
-  row('  of which file-backed at the end (node\'s binary, libraries), MB', (r) => r.fileMb.toFixed(1));
-  row('RSS settled after the churn, MB', (r) => r.afterChurnMb.toFixed(1));
-  row('V8 heap after the list: used / total, MB', (r) => `${String(r.heapAfterList.used)} / ${String(r.heapAfterList.total)}`);
-  row('V8 heap after the churn: used / total, MB', (r) => `${String(r.heapAfterChurn.used)} / ${String(r.heapAfterChurn.total)}`);
-  row('external (buffers) after the churn, MB', (r) => String(r.heapAfterChurn.external));
+  row('RSS settled after the list, MiB', (r) => r.settledMb.toFixed(1));
+  row('RSS peak over the run (VmHWM), MiB / MB', (r) => `${r.peakMb.toFixed(1)} / ${((r.peakMb * 1048576) / 1e6).toFixed(1)}`);
+  row('  of which file-backed at the end (node\'s binary, libraries), MiB', (r) => r.fileMb.toFixed(1));
+  row('RSS settled after the churn, MiB', (r) => r.afterChurnMb.toFixed(1));
+  row('V8 heap after the list: used / total, MiB', (r) => `${String(r.heapAfterList.used)} / ${String(r.heapAfterList.total)}`);
+  row('V8 heap after the churn: used / total, MiB', (r) => `${String(r.heapAfterChurn.used)} / ${String(r.heapAfterChurn.total)}`);
+  row('external (buffers) after the churn, MiB', (r) => String(r.heapAfterChurn.external));
   if (MEM_PEAK) {
     const peak = (r: Result): Record<string, number> => (r.heapAfterChurn.peak ?? {}) as Record<string, number>;
-    row('at the RSS peak: RSS = anonymous + file-backed, MB', (r) => `${String(peak(r).rss)} = ${String(peak(r).anon)} + ${String(peak(r).file)}`);
-    row('at the RSS peak: V8 heap committed / used, ArrayBuffers, MB', (r) => `${String(peak(r).heapTotal)} / ${String(peak(r).heapUsed)}, ${String(peak(r).arrayBuffers)}`);
+    row('at the RSS peak: RSS = anonymous + file-backed, MiB', (r) => `${String(peak(r).rss)} = ${String(peak(r).anon)} + ${String(peak(r).file)}`);
+    row('at the RSS peak: V8 heap committed / used, ArrayBuffers, MiB', (r) => `${String(peak(r).heapTotal)} / ${String(peak(r).heapUsed)}, ${String(peak(r).arrayBuffers)}`);
   }
   row('churn: pod events, seconds', (r) => `${r.churnEvents} in ${r.churnS.toFixed(0)}`);
   row('agent CPU during the churn, % of a core', (r) => r.cpuPct.toFixed(1));
@@ -449,10 +449,10 @@ try {
     }
   }
   for (const r of results.filter(() => SOAK_MIN !== undefined)) {
-    console.log(`soak, ${r.pods} pods: memory every ${SAMPLE_S} s (minutes: RSS / V8 heap used, MB)`);
+    console.log(`soak, ${r.pods} pods: memory every ${SAMPLE_S} s (minutes: RSS / V8 heap used, MiB)`);
     console.log(r.samples.map((x) => `${(x.s / 60).toFixed(1)}: ${x.rssMb.toFixed(1)} / ${x.heapUsedMb?.toFixed(1) ?? '-'}`).join('; '));
     const second = r.samples.filter((x) => x.s >= r.churnS / 2);
-    console.log(`  RSS slope over the second half, MB/hour: ${(slope(second.map((x) => [x.s, x.rssMb])) * 3600).toFixed(2)}; V8 heap used: ${(slope(second.filter((x) => x.heapUsedMb !== undefined).map((x) => [x.s, x.heapUsedMb as number])) * 3600).toFixed(2)}`);
+    console.log(`  RSS slope over the second half, MiB/hour: ${(slope(second.map((x) => [x.s, x.rssMb])) * 3600).toFixed(2)}; V8 heap used: ${(slope(second.filter((x) => x.heapUsedMb !== undefined).map((x) => [x.s, x.heapUsedMb as number])) * 3600).toFixed(2)}`);
   }
   console.log(`load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 } finally {
