@@ -138,3 +138,13 @@ test('isDraining says what merged()?.draining says, without building the view (o
   index.upsert(viewSlice(slice('web-b', { service: 'web2', endpoints: [{ uid: 'u2', ip: '10.4.0.2' }] })));
   assert.deepEqual(index.merged('u2')?.targets, [{ address: '10.4.0.2', port: 8080, protocol: 'tcp' }]);
 });
+
+test('changedBy covers what upsert touches when a slice lists one pod twice (fast-check seed -638811052 found it)', () => {
+  const index = new EndpointIndex(() => true);
+  const raw = (addresses: string[]): RawSlice => ({ metadata: { name: 'c', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'web' } }, ports: [{ port: 8080, protocol: 'TCP' }], endpoints: addresses.map((a) => ({ addresses: [a], conditions: { serving: false, terminating: true } })) });
+  index.upsert(viewSlice(raw(['10.0.0.3', '10.0.0.1'])));
+  const twice = viewSlice(raw(['10.0.0.1', '10.0.0.1']));
+  const changed = index.changedBy(twice);
+  for (const uid of index.upsert(twice)) assert.ok(changed.has(uid), `changedBy missed ${uid}`);
+  assert.deepEqual(index.uidsOfSlice('shop/c'), ['address/10.0.0.1', 'address/10.0.0.1']);
+});

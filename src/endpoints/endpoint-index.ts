@@ -94,8 +94,10 @@ export class EndpointIndex {
     const seen = new Uint8Array(before.rows.length);
     for (let i = 0; i < slice.size; i++) {
       const j = this.indexIn(before, slice.uidAt(i), i);
+      // A row already matched (the slice lists the pod twice) is not this endpoint's: upsert adds one.
+      const same = j >= 0 && seen[j] === 0 && this.rows.sameEndpoint(before.rows[j] as number, slice, i);
       if (j >= 0) seen[j] = 1;
-      if (j < 0 || !this.rows.sameEndpoint(before.rows[j] as number, slice, i)) out.add(slice.uidAt(i));
+      if (!same) out.add(slice.uidAt(i));
     }
     for (let j = 0; j < before.rows.length; j++) if (seen[j] === 0) out.add(this.rows.uidOf(before.rows[j] as number));
     return out;
