@@ -3,11 +3,12 @@
  * keeps every endpoint of the cluster, so what a row costs is what the agent's memory grows by
  * per pod. Strings and a JS Map entry per endpoint (uid, address, two hash tables by uid and
  * by address) cost ~280 bytes; here a row is a 16-byte uid, a 4-byte IPv4 address, an interned
- * node, a condition byte, its place in the two slot tables and the pod's name as bytes
- * (text-column.ts): ~60 bytes and the name's characters.
+ * node, a condition byte, its place in the two slot tables and the pod's name as an interned
+ * prefix and its last characters (name-column.ts): ~75 bytes for a Deployment's pod.
  *
  * What a row keeps is what the index compares and answers with: uid (targetRef.uid), the pod's
- * name for logs, node, addresses, the two conditions, and the slice holding it. Addresses
+ * name (for logs, and the GET that decides whether a pod that left its slices while serving
+ * died), node, addresses, the two conditions, and the slice holding it. Addresses
  * other than a single canonical IPv4 one (IPv6, several addresses) are kept as text beside
  * the columns: the EndpointSlice controller writes one address an endpoint, and IPv6 slices
  * are the minority of a dual-stack cluster.
@@ -19,7 +20,7 @@ import { hashId, IdColumn } from '../store/id-column.js';
 import { Interner } from '../store/interner.js';
 import { packIpv4, unpackIpv4 } from '../store/ipv4.js';
 import { PagedColumn } from '../store/paged-column.js';
-import { TextColumn } from '../store/text-column.js';
+import { NameColumn } from '../store/name-column.js';
 import { hashInt, hashString, SlotTable } from '../store/slot-table.js';
 import { CONDITION_SERVING, CONDITION_TERMINATING, isDrainingConditions, type SliceView } from './slice-view.js';
 
@@ -43,8 +44,8 @@ export class EndpointRows {
   private readonly slice = new PagedColumn((n) => new Int32Array(n));
   /** When the row was added (a counter that wraps: compared as serial numbers, `orderOf`). */
   private readonly order = new PagedColumn((n) => new Int32Array(n));
-  /** The pod's name as the slice gives it (slice-view.ts `refs`), packed. */
-  private readonly refs = new TextColumn();
+  /** The pod's name as the slice gives it (slice-view.ts `refs`): an interned prefix and the rest, packed. */
+  private readonly refs = new NameColumn();
   /** The first address of a row whose first address is not packed. */
   private readonly textAddress = new Map<number, string>();
   /** Every address of a row that has several. */

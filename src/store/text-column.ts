@@ -70,14 +70,17 @@ export class TextColumn {
     return String.fromCharCode(...page.subarray(offset, offset + (page[offset - 1] as number) - 1));
   }
 
-  /** Whether `slot` holds exactly `text` (undefined: none), without building its string. */
-  equals(slot: number, text: string | undefined): boolean {
+  /** Whether `slot` holds exactly `text` from its character `from` on (undefined: none), without building a string. */
+  equals(slot: number, text: string | undefined, from = 0): boolean {
     const at = this.positions.get(slot) - 1;
-    if (at < 0) return this.wide.get(slot) === text;
+    if (at < 0) {
+      const wide = this.wide.get(slot);
+      return text === undefined || wide === undefined ? wide === text : wide.length === text.length - from && text.startsWith(wide, from);
+    }
     const page = this.pages[at >>> PAGE_BITS] as Uint8Array;
     const offset = (at & (PAGE_BYTES - 1)) + HEADER;
-    if (text === undefined || text.length + 1 !== page[offset - 1]) return false;
-    for (let i = 0; i < text.length; i++) if (page[offset + i] !== text.charCodeAt(i)) return false;
+    if (text === undefined || text.length - from + 1 !== page[offset - 1]) return false;
+    for (let i = from; i < text.length; i++) if (page[offset + i - from] !== text.charCodeAt(i)) return false;
     return true;
   }
 
