@@ -41,14 +41,15 @@ export class NameColumn {
     return p === 0 ? rest : `${this.prefixes.value(p - 1)}${rest ?? ''}`;
   }
 
-  /** Whether `slot` holds exactly `name` (undefined: none), without building the stored one. */
+  /**
+   * Whether `slot` holds exactly `name` (undefined: none), without building the stored one. The
+   * stored rest has no `-` (the prefix ends at the last one), so a name equal to prefix + rest
+   * splits where the stored one did: no need to find its cut.
+   */
   equals(slot: number, name: string | undefined): boolean {
     const p = this.prefix.get(slot);
-    if (name === undefined) return p === 0 && this.rest.equals(slot, undefined);
-    const cut = cutOf(name);
-    if (cut === 0) return p === 0 && this.rest.equals(slot, name);
-    if (p === 0) return false;
+    if (p === 0 || name === undefined) return p === 0 && this.rest.equals(slot, name);
     const prefix = this.prefixes.value(p - 1);
-    return prefix.length === cut && name.startsWith(prefix) && this.rest.equals(slot, name, cut);
+    return name.startsWith(prefix) && this.rest.equals(slot, name, prefix.length);
   }
 }
