@@ -4,7 +4,8 @@
  * per pod. Strings and a JS Map entry per endpoint (uid, address, two hash tables by uid and
  * by address) cost ~280 bytes; here a row is a 16-byte uid, a 4-byte IPv4 address, an interned
  * node, a condition byte, its place in the two slot tables and the pod's name as an interned
- * prefix and its last characters (name-column.ts): ~75 bytes for a Deployment's pod.
+ * prefix and its last characters (name-column.ts): 87-91 bytes a row with the slot tables
+ * (bench/endpoint-index).
  *
  * What a row keeps is what the index compares and answers with: uid (targetRef.uid), the pod's
  * name (for logs, and the GET that decides whether a pod that left its slices while serving
