@@ -96,6 +96,30 @@ test('a Service deleted while its pod serves: only UDP/SCTP flushed (no proof th
   }
 });
 
+test('a large Service deleted while its pods serve: each node GETs at most a burst of them (from the watch cache); the rest flush UDP/SCTP only, counted', async () => {
+  server.putService(service({ name: 'big', namespace: 'shop', selector: { app: 'big' }, ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }, { name: 'tcp', port: 80, targetPort: 8080 }] }));
+  const ips = Array.from({ length: 9 }, (_, i) => `10.60.5.${i + 1}`);
+  ips.forEach((ip, i) => server.putPod(managedPod({ name: `big${i}`, nodeName: 'node-b', ips: [ip], uid: `uid-big${i}`, app: 'big' })));
+  const n = await nodeA([]);
+  try {
+    for (const ip of ips) await traffic(n.ct, ip);
+    await until('slices seen', () => n.agent.snapshot() !== undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    const before = server.requests.length;
+    server.deleteService('shop', 'big');
+    await until('UDP flushed for all', () => ips.every((ip) => serviceEntries(n.ct, ip, 'udp') === 0));
+    await until('checks counted', async () => /outcome="alive"} 5/.test(await n.agent.metrics.registry.getSingleMetricAsString('conndrain_endpoint_gone_checks_total')));
+    const gets = server.requests.slice(before).filter((r) => /^\/api\/v1\/namespaces\/shop\/pods\/big\d$/.test(r.path));
+    assert.equal(gets.length, 5, 'a burst of GETs, not one per endpoint');
+    assert.ok(gets.every((r) => r.query.resourceVersion === '0'), 'read from the watch cache');
+    const text = await n.agent.metrics.registry.getSingleMetricAsString('conndrain_endpoint_gone_checks_total');
+    assert.match(text, /outcome="over-budget"} 4/);
+    for (const ip of ips) assert.equal(serviceEntries(n.ct, ip, 'tcp'), 2, `${ip}: TCP entries stay (alive, or not asked)`);
+  } finally {
+    await n.agent.stop();
+  }
+});
+
 test('a Service labelled conndrain.io/hold=disabled, and a namespace not opted in: neither held nor flushed', async () => {
   server.putService(service({ name: 'optout', namespace: 'shop', selector: { app: 'optout' }, ports: [{ port: 80, targetPort: 8080 }], labels: { 'conndrain.io/hold': 'disabled' } }));
   server.putPod(managedPod({ name: 'o1', nodeName: 'node-b', ips: ['10.60.2.1'], uid: 'uid-o1', app: 'optout' }));

@@ -47,6 +47,7 @@ export const AGENT_METRICS = {
   endpointsTracked: 'conndrain_endpoints_tracked',
   endpointsDraining: 'conndrain_endpoints_draining',
   endpointFlushes: 'conndrain_endpoint_flushes_total',
+  endpointGoneChecks: 'conndrain_endpoint_gone_checks_total',
   restartSweepDeleted: 'conndrain_restart_sweep_deleted_total',
   staleViewDeferrals: 'conndrain_stale_view_deferrals_total',
 } as const;

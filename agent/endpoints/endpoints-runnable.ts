@@ -15,6 +15,7 @@ import { ENDPOINT_SLICE_SELECTOR, NAMESPACE_INJECT_SELECTOR } from '../../src/co
 import { EndpointIndex, type MergedEndpoint } from '../../src/endpoints/endpoint-index.js';
 import { viewSlice, type RawSlice } from '../../src/endpoints/slice-view.js';
 import type { PodRecord } from '../../src/drain-plan.js';
+import { TokenBucket } from '../../src/rate/token-bucket.js';
 import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { KubeConnection } from '../../kube/connection.js';
 import { RestartingListWatch } from '../../kube/list-watch.js';
@@ -28,6 +29,12 @@ import { EndpointPlanner, type EndpointFlush, type EndpointPlannerOptions } from
 
 export const ENDPOINT_SLICES_PATH = '/apis/discovery.k8s.io/v1/endpointslices';
 export const NAMESPACES_PATH = '/api/v1/namespaces';
+/**
+ * GETs of pods that left every slice while serving, per node: 5 at once, then one every 2 s.
+ * Cluster-wide that is at most 5 x nodes cache reads when a large Service is deleted (25,000 at
+ * 5,000 nodes, where one GET per endpoint would be 5,000 per endpoint), 2,500 a second after.
+ */
+export const GONE_CHECKS = { burst: 5, perSecond: 0.5 } as const;
 
 export interface EndpointsOptions {
   kube: KubeConnection;
@@ -73,6 +80,7 @@ export class EndpointsRunnable implements Runnable {
   private afterResync: TimerHandle | undefined;
   private freshening = false;
   private stopped = false;
+  private readonly goneChecks = new TokenBucket(GONE_CHECKS);
   private announced = false;
 
   constructor(private readonly options: EndpointsOptions) {
@@ -288,8 +296,11 @@ export class EndpointsRunnable implements Runnable {
     if (this.stopped) return;
     const flushes = this.planner.takeDue(now);
     for (const f of flushes) {
-      if (f.scope === 'udp-sctp') void this.confirmGone(f).then((gone) => this.publishFlush(gone ? { ...f, scope: 'all', why: 'left-after-draining' } : f));
-      else this.publishFlush(f);
+      if (f.scope !== 'udp-sctp') this.publishFlush(f);
+      else if (!this.goneChecks.take(now)) {
+        this.options.metrics.endpointGoneChecks.inc({ outcome: 'over-budget' });
+        this.publishFlush(f);
+      } else void this.confirmGone(f).then((gone) => this.publishFlush(gone ? { ...f, scope: 'all', why: 'left-after-draining' } : f));
     }
     this.afterChange();
   }
@@ -297,17 +308,29 @@ export class EndpointsRunnable implements Runnable {
   /**
    * An endpoint that left its slices while serving (its Service deleted, a label changed, or a
    * terminating state this agent missed in a watch gap): one GET of its pod tells. Gone (404, or
-   * another pod under that name) is proof it died: every protocol. Any doubt keeps UDP/SCTP only.
+   * another pod under that name, or terminal) is proof it died: every protocol. Any doubt keeps
+   * UDP/SCTP only. Every node asks the same question at the same moment, so the GET is read from
+   * the API server's watch cache (`resourceVersion=0`; a cache behind can only say "still there",
+   * the safe answer) and spends a token of `goneChecks`: a Service of 1,000 endpoints deleted
+   * asks GONE_CHECKS.burst GETs per node, not 1,000 (the rest flush UDP/SCTP only, counted).
    */
   private async confirmGone(f: EndpointFlush): Promise<boolean> {
+    const { metrics } = this.options;
     const at = f.key.indexOf('/');
     if (at < 0 || f.uid.includes('/')) return false;
+    let gone: boolean;
     try {
-      const pod = (await kubeRequest(this.options.kube, 'GET', `/api/v1/namespaces/${encodeURIComponent(f.key.slice(0, at))}/pods/${encodeURIComponent(f.key.slice(at + 1))}`)) as { metadata?: { uid?: string }; status?: { phase?: string } } | undefined;
-      return pod?.metadata?.uid !== f.uid || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+      const pod = (await kubeRequest(this.options.kube, 'GET', `/api/v1/namespaces/${encodeURIComponent(f.key.slice(0, at))}/pods/${encodeURIComponent(f.key.slice(at + 1))}`, { resourceVersion: '0' })) as { metadata?: { uid?: string }; status?: { phase?: string } } | undefined;
+      gone = pod?.metadata?.uid !== f.uid || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
     } catch (error) {
-      return error instanceof KubeRequestError && error.statusCode === 404;
+      gone = error instanceof KubeRequestError && error.statusCode === 404;
+      if (!gone) {
+        metrics.endpointGoneChecks.inc({ outcome: 'error' });
+        return false;
+      }
     }
+    metrics.endpointGoneChecks.inc({ outcome: gone ? 'gone' : 'alive' });
+    return gone;
   }
 
   private publishFlush(f: EndpointFlush): void {
