@@ -139,8 +139,49 @@ test('a Service labelled conndrain.io/hold=disabled, and a namespace not opted i
     server.deletePod('plain', 'p1');
     await new Promise((r) => setTimeout(r, 600));
     assert.equal(serviceEntries(n.ct, '10.60.2.2'), 5, 'namespace not opted in: untouched');
+    assert.equal(serviceEntries(n.ct, '10.60.2.1'), 5, 'Service opted out: untouched');
   } finally {
     await n.agent.stop();
+  }
+});
+
+test('IP reuse by a pod behind an opted-out Service: the gone pod\'s flush skips the address (its slice is read, its Service is never held or flushed)', async () => {
+  server.putService(service({ name: 'web6', namespace: 'shop', selector: { app: 'web6' }, ports: [{ port: 80, targetPort: 8080 }] }));
+  server.putService(service({ name: 'quiet6', namespace: 'shop', selector: { app: 'quiet6' }, ports: [{ port: 80, targetPort: 8080 }], labels: { 'conndrain.io/hold': 'disabled' } }));
+  server.putPod(managedPod({ name: 'g6', nodeName: 'node-b', ips: ['10.60.6.1'], uid: 'uid-g6', app: 'web6' }));
+  const n = await nodeA([]);
+  try {
+    await until('slice seen', () => n.agent.snapshot() !== undefined);
+    server.modifyPod('shop', 'g6', (p) => markDeleting(p, 30));
+    await new Promise((r) => setTimeout(r, 300));
+    server.deletePod('shop', 'g6');
+    // At once its address goes to a pod that only an opted-out Service selects; that pod's clients connect.
+    server.putPod(managedPod({ name: 'r6', nodeName: 'node-c', ips: ['10.60.6.1'], uid: 'uid-r6', app: 'quiet6' }));
+    await traffic(n.ct, '10.60.6.1');
+    await until('the reuse seen by the flush', async () => /conndrain_ip_reuse_skips_total [1-9]/.test(await n.agent.metrics.registry.getSingleMetricAsString('conndrain_ip_reuse_skips_total')), 10_000);
+    assert.equal(serviceEntries(n.ct, '10.60.6.1', 'tcp'), 2, 'the new pod\'s connections stay');
+  } finally {
+    await n.agent.stop();
+    server.deletePod('shop', 'r6');
+  }
+});
+
+test('a Service labelled conndrain.io/hold=disabled while its pod drains: the hold is let go and nothing is flushed (the pod lives on)', async () => {
+  server.putService(service({ name: 'web7', namespace: 'shop', selector: { app: 'web7' }, ports: [{ port: 80, targetPort: 8080 }] }));
+  server.putPod(managedPod({ name: 'd7', nodeName: 'node-b', ips: ['10.60.7.1'], uid: 'uid-d7', app: 'web7' }));
+  const n = await nodeA(['10.60.7.1']);
+  try {
+    await traffic(n.ct, '10.60.7.1');
+    server.modifyPod('shop', 'd7', (p) => setReady(p, false));
+    await until('held at 0', async () => (await weight(n.ipvs, SVC, '10.60.7.1')) === 0);
+    server.putService(service({ name: 'web7', namespace: 'shop', selector: { app: 'web7' }, ports: [{ port: 80, targetPort: 8080 }], labels: { 'conndrain.io/hold': 'disabled' } }));
+    // Let go as the namespace opt-out lets go: the server is left as the proxy left it (the pod is not ready: the proxy's call).
+    await until('released', async () => /conndrain_ipvs_servers_held 0/.test(await n.agent.metrics.registry.getSingleMetricAsString('conndrain_ipvs_servers_held')));
+    await new Promise((r) => setTimeout(r, 800));
+    assert.equal(serviceEntries(n.ct, '10.60.7.1'), 5, 'nothing flushed');
+  } finally {
+    await n.agent.stop();
+    server.deletePod('shop', 'd7');
   }
 });
 
@@ -162,6 +203,28 @@ test('a pod of another node deleted while no agent ran: its ghosts are gone with
     assert.match(text, / 5\n?$/m);
   } finally {
     await agent.stop();
+  }
+});
+
+test('the restart sweep: an opted-out Service\'s endpoint is a live pod\'s address, known from its slice: not deleted, and the API not asked about it', async () => {
+  server.putService(service({ name: 'quiet8', namespace: 'shop', selector: { app: 'quiet8' }, ports: [{ port: 80, targetPort: 8080 }], labels: { 'conndrain.io/hold': 'disabled' } }));
+  server.putPod(managedPod({ name: 'q8', nodeName: 'node-b', ips: ['10.60.8.1'], uid: 'uid-q8', app: 'quiet8' }));
+  server.putPod(managedPod({ name: 'k8', nodeName: 'node-b', ips: ['10.60.8.2'], uid: 'uid-k8' }));
+  const ct = new MemoryConntrack();
+  await ct.insertConntrackForTest([{ protocol: 'tcp', origSrc: '192.0.2.80', origDst: '10.96.0.80', replySrc: '10.60.8.1', dstPort: 80, replySrcPort: 8080, count: 2, state: 'ESTABLISHED', timeout: 1000, dnat: true }]);
+  await traffic(ct, '10.60.8.2');
+  server.deletePod('shop', 'k8'); // a ghost: deleted while no agent ran
+  const before = server.requests.length;
+  const agent = await rig.makeAgent('node-a', memoryNetlinkWithEvents(ct, new MemoryIpvs()), { flags: { janitorGrace: '300ms' } });
+  await agent.start();
+  try {
+    await until('the ghost deleted', () => serviceEntries(ct, '10.60.8.2') === 0, 8000);
+    assert.equal(serviceEntries(ct, '10.60.8.1'), 2, 'the opted-out Service\'s pod keeps its connections');
+    const asked = server.requests.slice(before).filter((r) => r.path === '/api/v1/pods' && (r.query.fieldSelector ?? '').includes('10.60.8.1'));
+    assert.deepEqual(asked, [], 'its address is owned by a slice: no pod list by status.podIP for it');
+  } finally {
+    await agent.stop();
+    server.deletePod('shop', 'q8');
   }
 });
 

@@ -46,9 +46,11 @@ export const MANAGED_SELECTOR = `${LABEL_MANAGED}=${LABEL_MANAGED_VALUE}`;
 export const NAMESPACE_INJECT_SELECTOR = `${NAMESPACE_INJECT_LABEL}=${NAMESPACE_INJECT_VALUE}`;
 /**
  * The EndpointSlices an agent watches: kube-proxy's selector (no headless Service, none another
- * proxy serves) and no Service that opted out, evaluated by the API server.
+ * proxy serves). The Services labelled `conndrain.io/hold=disabled` are read too and acted on
+ * never: their endpoints' addresses are live pods' (the IP-reuse check and the restart sweep
+ * must see them), which a server-side `!=disabled` would hide.
  */
-export const ENDPOINT_SLICE_SELECTOR = `!service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name,${SERVICE_LABEL_HOLD}!=${SERVICE_LABEL_HOLD_DISABLED}`;
+export const ENDPOINT_SLICE_SELECTOR = '!service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name';
 
 /** Every annotation an app team may set, in documentation order. */
 export const USER_ANNOTATIONS = [

@@ -1,8 +1,9 @@
 /**
  * The endpoints runnable: the rest of the cluster, as kube-proxy sees it. It list/watches
- * EndpointSlices (kube-proxy's label selector, and not the Services that opted out with
- * `conndrain.io/hold=disabled`: both evaluated by the API server) and the opted-in Namespaces,
- * merges endpoints per pod (EndpointIndex), and plans their drain states (EndpointPlanner). It
+ * EndpointSlices (kube-proxy's label selector, evaluated by the API server) and the opted-in
+ * Namespaces, merges endpoints per pod (EndpointIndex), and plans their drain states
+ * (EndpointPlanner) for the opted-in namespaces' Services not labelled `conndrain.io/hold=disabled`
+ * (the others are read for their addresses: a live pod's are never flushed). It
  * publishes `changed` (the endpoints to hold changed: the plan loop runs) and `flushes` (gone
  * endpoints: the conntrack runnable deletes their entries). No node watches every Pod.
  *
@@ -183,8 +184,11 @@ export class EndpointsRunnable implements Runnable {
     }
     const changed = this.index.changedBy(view);
     const before = this.mergedOf(changed);
+    // Its Service just opted out (label conndrain.io/hold=disabled): its endpoints are let go,
+    // not taken as gone (they serve on; a flush would cut live connections).
+    const optingOut = view.holdDisabled && this.index.holdDisabledOf(view.key) === false;
     this.index.upsert(view);
-    this.apply(changed, before);
+    this.apply(changed, before, optingOut);
   }
 
   private removeSlice(key: string): void {

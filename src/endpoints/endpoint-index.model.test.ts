@@ -1,8 +1,8 @@
 /**
  * EndpointIndex against a plain model: every slice kept as its view, every answer found by a
  * scan of all of them. Random upserts and removals over a small universe of pods, addresses
- * (IPv4, IPv6, several per endpoint, one address for two pods), nodes, ports, namespaces and
- * conditions, so rows are reused, slot tables rebuilt and pods listed by several slices.
+ * (IPv4, IPv6, several per endpoint, one address for two pods), nodes, ports, namespaces, the
+ * Service's opt-out label and conditions, so rows are reused, slot tables rebuilt and pods listed by several slices.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -31,11 +31,12 @@ const sliceArb = fc.record({
   service: fc.constantFrom('web', 'api'),
   ports: fc.constantFrom([[8080, 'TCP']] as const, [[53, 'UDP'], [53, 'TCP']] as const, [] as const),
   pinOff: fc.boolean(),
+  holdOff: fc.boolean(),
   endpoints: fc.array(endpointArb, { maxLength: 5 }),
 });
 type SliceSpec = typeof sliceArb extends fc.Arbitrary<infer T> ? T : never;
 /** An edit of a kept slice as the controller makes them: a flip, a new address, ports, labels, an endpoint gone, the order. */
-const editArb = fc.record({ edit: fc.constantFrom(...KEYS), kind: fc.constantFrom('flip', 'address', 'ports', 'pin', 'drop', 'reverse'), n: fc.nat(10) });
+const editArb = fc.record({ edit: fc.constantFrom(...KEYS), kind: fc.constantFrom('flip', 'address', 'ports', 'pin', 'hold', 'drop', 'reverse'), n: fc.nat(10) });
 type Edit = typeof editArb extends fc.Arbitrary<infer T> ? T : never;
 
 function edited(s: SliceSpec, e: Edit): SliceSpec {
@@ -47,6 +48,7 @@ function edited(s: SliceSpec, e: Edit): SliceSpec {
     case 'address': if (one !== undefined) one.addresses = [ADDRESSES[e.n % ADDRESSES.length] as string]; break;
     case 'ports': return { ...s, endpoints, ports: s.ports.length === 1 ? [[53, 'UDP'], [53, 'TCP']] : [[8080, 'TCP']] };
     case 'pin': return { ...s, endpoints, pinOff: !s.pinOff };
+    case 'hold': return { ...s, endpoints, holdOff: !s.holdOff };
     case 'drop': if (at >= 0) endpoints.splice(at, 1); break;
     default: endpoints.reverse();
   }
@@ -55,7 +57,7 @@ function edited(s: SliceSpec, e: Edit): SliceSpec {
 
 function raw(s: SliceSpec): RawSlice {
   return {
-    metadata: { name: s.key, namespace: s.namespace, labels: { 'kubernetes.io/service-name': s.service, ...(s.pinOff ? { 'conndrain.io/flow-pinning': 'off' } : {}) } },
+    metadata: { name: s.key, namespace: s.namespace, labels: { 'kubernetes.io/service-name': s.service, ...(s.pinOff ? { 'conndrain.io/flow-pinning': 'off' } : {}), ...(s.holdOff ? { 'conndrain.io/hold': 'disabled' } : {}) } },
     ports: s.ports.map(([port, protocol]) => ({ port, protocol })),
     endpoints: s.endpoints.map((e) => ({
       addresses: e.addresses,
@@ -76,7 +78,7 @@ class Model {
     return new Set([...this.entries()].map(([s, i]) => s.uidAt(i)));
   }
   merged(uid: string): { addresses: string[]; targets: string[]; draining: boolean; terminating: boolean; flowPinningOff: boolean; nodeName: string | undefined } | undefined {
-    const rows = [...this.entries()].filter(([s, i]) => s.uidAt(i) === uid && OPTED_IN.has(s.namespace));
+    const rows = [...this.entries()].filter(([s, i]) => s.uidAt(i) === uid && OPTED_IN.has(s.namespace) && !s.holdDisabled);
     if (rows.length === 0) return undefined;
     const addresses = new Set<string>();
     const targets = new Set<string>();

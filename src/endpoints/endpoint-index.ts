@@ -3,7 +3,8 @@
  * it: several Services select the same pod, and a dual-stack pod is in an IPv4 and an IPv6
  * slice. Incremental: a slice change costs the size of that slice (and of the few slices its
  * endpoints are also in), never of the cluster. Slices of namespaces that did not opt in are
- * kept (their addresses still count for the IP-reuse check) but merge to nothing.
+ * kept (their addresses still count for the IP-reuse check) but merge to nothing; so are slices
+ * of Services labelled `conndrain.io/hold=disabled`.
  *
  * The endpoints are rows of packed columns (endpoint-rows.ts) with slot tables by uid and by
  * address; a kept slice is its shape and the rows of its endpoints, in the slice's order.
@@ -138,7 +139,7 @@ export class EndpointIndex {
     if (before !== undefined) {
       for (let j = 0; j < before.rows.length; j++) if (seen[j] === 0) this.release(before.rows[j] as number, touched);
     }
-    const view: KeptSlice = { id, key: slice.key, namespace: slice.namespace, service: slice.service, ports: shapeKept ? before.ports : slice.ports, flowPinningOff: slice.flowPinningOff, rows: kept };
+    const view: KeptSlice = { id, key: slice.key, namespace: slice.namespace, service: slice.service, ports: shapeKept ? before.ports : slice.ports, flowPinningOff: slice.flowPinningOff, holdDisabled: slice.holdDisabled, rows: kept };
     this.slices.set(view.key, view);
     this.byId[id] = view;
     let keys = this.byNamespace.get(view.namespace);
@@ -215,7 +216,7 @@ export class EndpointIndex {
 
   /** Whether an opted-in slice lists `uid` terminating or not serving (what `merged(uid)?.draining` says, without building it). */
   isDraining(uid: string): boolean {
-    for (const row of this.rows.rowsOf(uid)) if (this.rows.drainingAt(row) && this.optedIn(this.sliceOf(row).namespace)) return true;
+    for (const row of this.rows.rowsOf(uid)) if (this.rows.drainingAt(row) && this.actsOn(this.sliceOf(row))) return true;
     return false;
   }
 
@@ -237,7 +238,7 @@ export class EndpointIndex {
 
   /** Whether an opted-in slice lists `uid` (what `merged(uid) !== undefined` says, without building it). */
   isListed(uid: string): boolean {
-    for (const row of this.rows.rowsOf(uid)) if (this.optedIn(this.sliceOf(row).namespace)) return true;
+    for (const row of this.rows.rowsOf(uid)) if (this.actsOn(this.sliceOf(row))) return true;
     return false;
   }
 
@@ -273,7 +274,7 @@ export class EndpointIndex {
     let out: MergedEndpoint | undefined;
     for (const row of this.rows.rowsOf(uid)) {
       const slice = this.sliceOf(row);
-      if (!this.optedIn(slice.namespace)) continue;
+      if (!this.actsOn(slice)) continue;
       out ??= { uid, key: endpointKey(slice.namespace, this.rows.refOf(row), this.rows.addressListOf(row)), namespace: slice.namespace, nodeName: this.rows.nodeOf(row), addresses: [], targets: [], draining: false, terminating: false, flowPinningOff: false };
       out.nodeName ??= this.rows.nodeOf(row);
       const list = this.rows.addressListOf(row);
@@ -293,6 +294,16 @@ export class EndpointIndex {
   private release(row: number, touched: Set<string>): void {
     touched.add(this.rows.uidOf(row));
     this.rows.release(row);
+  }
+
+  /** Held and flushed: its namespace opted in and its Service did not opt out. */
+  private actsOn(slice: KeptSlice): boolean {
+    return !slice.holdDisabled && this.optedIn(slice.namespace);
+  }
+
+  /** Whether the kept slice `key` is of a Service that opted out; undefined when not kept. */
+  holdDisabledOf(key: string): boolean | undefined {
+    return this.slices.get(key)?.holdDisabled;
   }
 
   private sliceOf(row: number): KeptSlice {

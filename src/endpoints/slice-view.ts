@@ -8,7 +8,7 @@
  * A view lives only while the index compares it with what it keeps: the index keeps every
  * slice of the cluster as rows of packed columns (endpoint-rows.ts), not as views.
  */
-import { SERVICE_LABEL_FLOW_PINNING, SERVICE_LABEL_FLOW_PINNING_OFF } from '../contract.js';
+import { SERVICE_LABEL_FLOW_PINNING, SERVICE_LABEL_FLOW_PINNING_OFF, SERVICE_LABEL_HOLD, SERVICE_LABEL_HOLD_DISABLED } from '../contract.js';
 import { normalizeIp } from '../pod/ips.js';
 import { SERVICE_NAME_LABEL, type EndpointSliceLike } from '../stale/endpoint-slice.js';
 
@@ -48,12 +48,14 @@ export function endpointKey(namespace: string, ref: string | undefined, addresse
 export interface SliceShape {
   readonly service: string;
   readonly flowPinningOff: boolean;
+  /** The Service opted out (label `conndrain.io/hold=disabled`): read, never held or flushed. */
+  readonly holdDisabled: boolean;
   readonly ports: readonly SlicePort[];
 }
 
 /** Whether two slices have the same Service, labels read here and ports. */
 export function sameShape(a: SliceShape, b: SliceShape): boolean {
-  return a.service === b.service && a.flowPinningOff === b.flowPinningOff
+  return a.service === b.service && a.flowPinningOff === b.flowPinningOff && a.holdDisabled === b.holdDisabled
     && a.ports.length === b.ports.length && a.ports.every((p, i) => p.port === b.ports[i]?.port && p.protocol === b.ports[i]?.protocol);
 }
 
@@ -67,6 +69,7 @@ export class SliceView implements SliceShape {
     readonly ports: readonly SlicePort[],
     /** The Service turned flow pinning off (its label, copied onto the slice). */
     readonly flowPinningOff: boolean,
+    readonly holdDisabled: boolean,
     private readonly uids: string[],
     /** The pod's name (its namespace is the slice's), `namespace/name` when another, or undefined (then the addresses name it). */
     private readonly refs: Array<string | undefined>,
@@ -186,6 +189,7 @@ export function viewSlice(raw: RawSlice): SliceView {
     serviceName === undefined || serviceName === '' ? key : `${namespace}/${serviceName}`,
     ports,
     raw.metadata?.labels?.[SERVICE_LABEL_FLOW_PINNING] === SERVICE_LABEL_FLOW_PINNING_OFF,
+    raw.metadata?.labels?.[SERVICE_LABEL_HOLD] === SERVICE_LABEL_HOLD_DISABLED,
     uids, refs, nodes, addrs, Uint8Array.from(flags),
   );
 }
