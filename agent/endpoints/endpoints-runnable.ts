@@ -21,7 +21,6 @@ import type { Clock, TimerHandle } from '../../time/clock.js';
 import type { KubeConnection } from '../../kube/connection.js';
 import { RestartingListWatch } from '../../kube/list-watch.js';
 import { KubeRequestError, kubeRequest } from '../../kube/request.js';
-import type { WatchListMode } from '../../kube/watch-list.js';
 import type { DrainingPod } from '../ipvs/ipvs-hold.js';
 import type { Runnable } from '../runnable.js';
 import type { AgentMetrics } from '../runtime/metrics.js';
@@ -43,7 +42,6 @@ export interface EndpointsOptions {
   logger: Logger;
   metrics: AgentMetrics;
   relistBackoffMaxMs: number;
-  watchList: WatchListMode;
   /** An endpoint absent from every slice this long is gone (the controller moves endpoints between slices). */
   debounceMs: number;
   /** An endpoint terminating this long is gone (its node is dead). */
@@ -95,11 +93,15 @@ export class EndpointsRunnable implements Runnable {
     // No field mask for slices (pods have one): a slice is mostly the endpoints read here, and the
     // byte mask scans at about half the speed of JSON.parse, so masking cost more than it saved
     // (docs/scale.md). What viewSlice does not keep dies young.
+    // The first state is a list from the watch cache, gzipped (APIResponseCompression), never a
+    // streaming list (--watch-list is the pod watch's): released API servers do not compress a
+    // watch, and the cluster's slices are ~7 times fewer bytes gzipped (bench/slice-bytes), the
+    // bytes a kube-proxy receives for them.
     this.slices = new RestartingListWatch<RawSlice>(
       {
         connection: kube, path: ENDPOINT_SLICES_PATH, labelSelector: ENDPOINT_SLICE_SELECTOR, pageSize: 500,
         project: (raw) => raw as RawSlice, keyOf: (s) => `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`,
-        clock, backoffMaxMs: options.relistBackoffMaxMs, watchList: options.watchList,
+        clock, backoffMaxMs: options.relistBackoffMaxMs, watchList: 'off',
       },
       {
         upsert: (slice) => this.upsertSlice(slice),

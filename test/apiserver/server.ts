@@ -11,6 +11,8 @@
  *   ignored (kube-apiserver before the cache could paginate, 1.33/1.34); without one (a quorum
  *   read) it paginates. Lists are written item by item (a 150,000-pod list is ~900 MB of
  *   JSON, more than one V8 string can hold) and counted (`listStats`: cache vs etcd reads).
+ *   A client that accepts gzip gets a list over 128 KiB gzipped (level 1), as the real server's
+ *   APIResponseCompression does (the size judged from the first items); bytes are counted as sent.
  * - the same LIST for `GET /apis/discovery.k8s.io/v1/endpointslices` (and
  *   `/apis/discovery.k8s.io/v1/namespaces/<ns>/endpointslices`): an `EndpointSliceList`; for
  *   `GET /api/v1/services` (and `/api/v1/namespaces/<ns>/services`): a `ServiceList`; for
@@ -49,6 +51,7 @@
  * Label and field selectors: `a=b`, `a==b`, `a!=b`, `a`, `!a`, `a in (..)`, `a notin (..)`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { constants as zlibConstants, createGzip } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -108,6 +111,9 @@ export interface RecordedRequest {
 function status(code: number, reason: string, message: string): JsonObject {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
 }
+
+/** A list body larger than this goes gzipped to a client that accepts gzip (kube-apiserver's threshold). */
+const COMPRESS_ABOVE_BYTES = 128 * 1024;
 
 export class FakeApiServer {
   private readonly server: Server;
@@ -516,7 +522,7 @@ export class FakeApiServer {
       const client = req.headers['user-agent'] ?? '-';
       const counts = this.byteStats.counts(client, collection.resource);
       if (isWatch) this.serveWatch(res, send, collection.resource, collection.namespace, query, { counts, client });
-      else this.serveList(res, send, collection.resource, collection.namespace, query, counts);
+      else this.serveList(res, send, collection.resource, collection.namespace, query, counts, /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? '')));
       return;
     }
     if (item !== undefined && req.method === 'GET') {
@@ -562,7 +568,7 @@ export class FakeApiServer {
    * simplification: a continue token is an offset into the current list (the real server
    * serves the pages from one snapshot); a token older than a compaction gets 410 Expired.
    */
-  private serveList(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>, counts: ByteCounts): void {
+  private serveList(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>, counts: ByteCounts, acceptsGzip = false): void {
     const filter = { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, namespace };
     const all = [...this.store(resource).values()].filter((p) => this.visible(filter, p));
     let offset = 0;
@@ -586,14 +592,25 @@ export class FakeApiServer {
     if (end < all.length) metadata.continue = Buffer.from(`${rv}:${end}`).toString('base64url');
     const items = all.slice(offset, end);
     counts.lists += 1;
-    res.writeHead(200, { 'content-type': 'application/json' });
     const head = `{"kind":${JSON.stringify(RESOURCES[resource].listKind)},"apiVersion":${JSON.stringify(RESOURCES[resource].apiVersion)},"metadata":${JSON.stringify(metadata)},"items":[`;
-    let i = 0;
-    const write = (text: string): boolean => {
-      const bytes = Buffer.byteLength(text);
+    const sample = items.slice(0, 16).reduce((n, item) => n + Buffer.byteLength(JSON.stringify(this.outgoing(resource, item))), 0);
+    const gzip = acceptsGzip && head.length + (sample / Math.max(1, Math.min(16, items.length))) * items.length > COMPRESS_ABOVE_BYTES
+      ? createGzip({ level: 1, flush: zlibConstants.Z_NO_FLUSH })
+      : undefined;
+    res.writeHead(200, { 'content-type': 'application/json', ...(gzip === undefined ? {} : { 'content-encoding': 'gzip' }) });
+    const countSent = (bytes: number): void => {
       this.listStats.bytes += bytes;
       counts.list += bytes;
-      return res.write(text);
+    };
+    if (gzip !== undefined) {
+      gzip.on('data', (c: Buffer) => countSent(c.length));
+      gzip.pipe(res);
+    }
+    const out = gzip ?? res;
+    let i = 0;
+    const write = (text: string): boolean => {
+      if (gzip === undefined) countSent(Buffer.byteLength(text));
+      return out.write(text);
     };
     const pump = (): void => {
       let ok = true;
@@ -605,10 +622,10 @@ export class FakeApiServer {
         }
         ok = write((i - batch.length === 0 ? '' : ',') + batch.join(','));
       }
-      if (i < items.length) res.once('drain', pump);
+      if (i < items.length) out.once('drain', pump);
       else {
         write(']}');
-        res.end();
+        out.end();
       }
     };
     write(head);
