@@ -4,6 +4,10 @@
  * (watch-stream.ts). With `fields`, each listed item and watch event is masked before
  * JSON.parse (json-mask.ts) to those fields and the ones the list/watch protocol reads
  * (watch-fields.ts): the rest of an object is scanned, never built.
+ *
+ * With `protobufWatch`, watches ask for protobuf (watch-stream.ts); a frame that does not decode
+ * (a server whose encoding differs from what kube/protobuf/ reads) turns it off for the rest of
+ * the process life: the watch fails once, says so, and is watched again as JSON.
  */
 import type { FieldMask } from '../src/field-mask.js';
 import type { KubeConnection } from './connection.js';
@@ -11,16 +15,19 @@ import type { ListMetadata } from './list-decoder.js';
 import type { ListerWatcher, ListRequest, WatchHandle, WatchRequest } from './lister-watcher.js';
 import { streamList } from './list-stream.js';
 import { watchMasks, type WatchMasks } from './watch-fields.js';
+import { ProtobufError } from './protobuf/wire.js';
 import { streamWatch } from './watch-stream.js';
 
 export class HttpListerWatcher implements ListerWatcher {
   private readonly masks: WatchMasks | undefined;
+  private protobufRefused = false;
 
   constructor(
     private readonly connection: KubeConnection,
     /** Collection path, e.g. `/api/v1/pods`. */
     readonly what: string,
     fields?: FieldMask,
+    private readonly protobufWatch = false,
   ) {
     this.masks = fields === undefined ? undefined : watchMasks(fields);
   }
@@ -30,6 +37,15 @@ export class HttpListerWatcher implements ListerWatcher {
   }
 
   watch(request: WatchRequest, onEvent: (type: string, raw: unknown) => void, onDone: (error: unknown) => void): Promise<WatchHandle> {
-    return streamWatch(this.connection, this.what, request, onEvent, onDone, this.masks === undefined ? {} : { mask: this.masks.event });
+    const done = (error: unknown): void => {
+      if (!(error instanceof ProtobufError)) {
+        onDone(error);
+        return;
+      }
+      this.protobufRefused = true;
+      onDone(new Error(`watch ${this.what}: ${error.message}; watching as JSON from now on`, { cause: error }));
+    };
+    const protobuf = this.protobufWatch && !this.protobufRefused;
+    return streamWatch(this.connection, this.what, request, onEvent, done, { ...(this.masks === undefined ? {} : { mask: this.masks.event }), ...(protobuf ? { protobuf } : {}) });
   }
 }

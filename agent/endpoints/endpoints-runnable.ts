@@ -96,10 +96,11 @@ export class EndpointsRunnable implements Runnable {
     // The first state is a list from the watch cache, gzipped (APIResponseCompression), never a
     // streaming list (--watch-list is the pod watch's): released API servers do not compress a
     // watch, and the cluster's slices are ~7 times fewer bytes gzipped (bench/slice-bytes), the
-    // bytes a kube-proxy receives for them.
+    // bytes a kube-proxy receives for them. The watch asks for protobuf, as kube-proxy does: half
+    // the bytes of JSON per event.
     this.slices = new RestartingListWatch<RawSlice>(
       {
-        connection: kube, path: ENDPOINT_SLICES_PATH, labelSelector: ENDPOINT_SLICE_SELECTOR, pageSize: 500,
+        connection: kube, path: ENDPOINT_SLICES_PATH, labelSelector: ENDPOINT_SLICE_SELECTOR, pageSize: 500, protobufWatch: true,
         project: (raw) => raw as RawSlice, keyOf: (s) => `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`,
         clock, backoffMaxMs: options.relistBackoffMaxMs, watchList: 'off',
       },

@@ -1,9 +1,10 @@
 /**
- * The bytes of the same EndpointSlices as JSON (what the API stand-in, test/apiserver, sends:
- * bench/scale's kube-proxy reads that) and as protobuf (what a real kube-apiserver sends a
- * kube-proxy, whose `--kube-api-content-type` is `application/vnd.kubernetes.protobuf`), so
- * bench/scale's comparison of the agent's API bytes with a kube-proxy's can be read for a
- * real cluster. The slices are the stand-in's own: its EndpointSlice controller
+ * The bytes of the same EndpointSlices as JSON (what the API stand-in, test/apiserver, sends
+ * by default, and bench/scale's kube-proxy gets for its list) and as protobuf (what a real
+ * kube-apiserver sends a kube-proxy, whose `--kube-api-content-type` is
+ * `application/vnd.kubernetes.protobuf`; the stand-in sends it too on a slice watch that asks
+ * for it, as bench/scale's kube-proxy's does), so bench/scale's comparison of the agent's API
+ * bytes with a kube-proxy's can be read for a real cluster. The slices are the stand-in's own: its EndpointSlice controller
  * (test/apiserver/endpointslice-controller.ts) writes them from bench/scale's pods and
  * Services (bench/scale/cluster.ts, services.ts; the pods as bench/scale/api-child.ts makes
  * them), SERVICES Services of 5, 75 or 100 pods each. Measured, per case:
@@ -22,43 +23,13 @@
  *   stand-in serves it (checked against a GET of its own, kube-proxy's label selector), protobuf
  *   as `k8s\0` + Unknown {EndpointSliceList {ListMeta, items}}.
  *
- * The protobuf is this file's own minimal encoder, following the Go code that writes it (the
- * generated MarshalToSizedBuffer functions), not only the .proto: Go fields that are not
- * pointers are written even when empty (ObjectMeta.selfLink, .generation, ObjectReference's
- * apiVersion/resourceVersion/fieldPath, ListMeta.continue, Unknown's content fields), and
- * metav1.Time is written as seconds with nanos 0 (time_proto.go drops the fraction). A slice is
- * encoded from the stand-in's JSON field by field; a field this file does not know fails the
- * run, so both sides always carry the same content. A self-check decodes every protobuf
- * written (a walk of the tags) and compares the endpoint count, every endpoint's address, uid
- * and conditions and the resourceVersion with the JSON, so an encoding mistake fails loudly.
- *
- * Field numbers (proto2, from the official definitions; wire type 0 varint, 2 length-delimited):
- *
- * - kubernetes/api discovery/v1/generated.proto:
- *   EndpointSlice: metadata 1, endpoints 2, ports 3, addressType 4.
- *   EndpointSliceList: metadata 1 (ListMeta), items 2.
- *   Endpoint: addresses 1, conditions 2, hostname 3, targetRef 4, deprecatedTopology 5 (map),
- *   nodeName 6, zone 7, hints 8.
- *   EndpointConditions: ready 1, serving 2, terminating 3 (bool).
- *   EndpointPort: name 1, protocol 2, port 3 (int32), appProtocol 4.
- *   EndpointHints: forZones 1, forNodes 2. ForZone: name 1. ForNode: name 1.
- * - kubernetes/api core/v1/generated.proto: ObjectReference: kind 1, namespace 2, name 3, uid 4,
- *   apiVersion 5, resourceVersion 6, fieldPath 7.
- * - kubernetes/apimachinery pkg/apis/meta/v1/generated.proto:
- *   ObjectMeta: name 1, generateName 2, namespace 3, selfLink 4, uid 5, resourceVersion 6,
- *   generation 7 (int64), creationTimestamp 8, deletionTimestamp 9, deletionGracePeriodSeconds 10,
- *   labels 11 (map), annotations 12 (map), ownerReferences 13, finalizers 14, managedFields 17.
- *   ListMeta: selfLink 1, resourceVersion 2, continue 3, remainingItemCount 4 (int64), shardInfo 5.
- *   OwnerReference: kind 1, name 3, uid 4, apiVersion 5, controller 6, blockOwnerDeletion 7.
- *   ManagedFieldsEntry: manager 1, operation 2, apiVersion 3, time 4, fieldsType 6, fieldsV1 7,
- *   subresource 8. FieldsV1: Raw 1 (bytes). Time: seconds 1 (int64), nanos 2 (int32).
- *   WatchEvent: type 1, object 2 (RawExtension). A map entry: key 1, value 2.
- * - kubernetes/apimachinery pkg/runtime/generated.proto: TypeMeta: apiVersion 1, kind 2.
- *   Unknown: typeMeta 1, raw 2, contentEncoding 3, contentType 4. RawExtension: raw 1.
- * - kubernetes/apimachinery pkg/runtime/serializer/protobuf/protobuf.go: the magic prefix
- *   0x6b 0x38 0x73 0x00 (`k8s\0`) before the Unknown; the stream serializer (watch) is the raw
- *   one (no prefix, no Unknown), framed by LengthDelimitedFramer (pkg/util/framer/framer.go:
- *   4-byte big-endian uint32 length, then the frame).
+ * The protobuf is written by test/apiserver/protobuf.ts (the encoder the stand-in's protobuf
+ * slice watches use; its header has the field numbers and how it follows the Go code): a slice
+ * is encoded from the stand-in's JSON field by field, a field the encoder does not know fails
+ * the run, so both sides always carry the same content. A self-check here decodes every
+ * protobuf written (a walk of the tags) and compares the endpoint count, every endpoint's
+ * address, uid and conditions and the resourceVersion with the JSON, so an encoding mistake
+ * fails loudly.
  *
  * Not measured: HTTP chunk framing (neither side counts it), and gzip as a whole-list figure
  * only (a real API server gzips a response whose first write is over 128 KiB, level 1, when the
@@ -75,6 +46,7 @@ import { gzipSync } from 'node:zlib';
 import { setReady, managedPod } from '../../test/apiserver/pods.js';
 import { RESOURCES } from '../../test/apiserver/resources.js';
 import { FakeApiServer, type JsonObject } from '../../test/apiserver/server.js';
+import { encodeEndpointSlice, envelope, MAGIC, Message, watchFrame, WIRE_LEN, WIRE_VARINT } from '../../test/apiserver/protobuf.js';
 import { SERVICES, podDrainId, podIp, podName, podNamespace, podNode, podUid } from '../scale/cluster.js';
 import { KUBE_PROXY_SLICE_SELECTOR } from '../scale/kube-proxy-client.js';
 import { appOf, putServices, serviceName } from '../scale/services.js';
@@ -85,321 +57,25 @@ const SERVICE = 1234;
 const FLIPPED = 37;
 const LIST_ENDPOINTS = 75;
 
-// ---------------------------------------------------------------- protobuf writing
+// ---------------------------------------------------------------- protobuf writing (test/apiserver/protobuf.ts)
 
-const MAX_SMALL = 2 ** 31;
-
-/** A varint: non-negative numbers as they are, negative ones as their 64-bit two's complement (10 bytes), as Go writes an int64. */
-function varint(value: number): Buffer {
-  if (!Number.isSafeInteger(value)) throw new Error(`protobuf: not an integer: ${value}`);
-  if (value >= 0 && value < MAX_SMALL) {
-    const out: number[] = [];
-    let v = value;
-    while (v >= 0x80) {
-      out.push((v & 0x7f) | 0x80);
-      v >>>= 7;
-    }
-    out.push(v);
-    return Buffer.from(out);
-  }
-  let v = BigInt.asUintN(64, BigInt(value));
-  const out: number[] = [];
-  while (v >= 0x80n) {
-    out.push(Number(v & 0x7fn) | 0x80);
-    v >>= 7n;
-  }
-  out.push(Number(v));
-  return Buffer.from(out);
-}
-
-const WIRE_VARINT = 0;
-const WIRE_LEN = 2;
-
-/** One message being written: its fields in the order added (the callers add them by field number, as Go writes them). */
-class Message {
-  private readonly parts: Buffer[] = [];
-
-  private key(field: number, wire: number): void {
-    this.parts.push(varint(field * 8 + wire));
-  }
-
-  int(field: number, value: number): this {
-    this.key(field, WIRE_VARINT);
-    this.parts.push(varint(value));
-    return this;
-  }
-
-  bool(field: number, value: boolean): this {
-    return this.int(field, value ? 1 : 0);
-  }
-
-  bytes(field: number, data: Uint8Array): this {
-    this.key(field, WIRE_LEN);
-    this.parts.push(varint(data.length), Buffer.from(data.buffer, data.byteOffset, data.byteLength));
-    return this;
-  }
-
-  string(field: number, value: string): this {
-    return this.bytes(field, Buffer.from(value, 'utf8'));
-  }
-
-  message(field: number, value: Message): this {
-    return this.bytes(field, value.finish());
-  }
-
-  /** A Go map[string]string: one entry message (key 1, value 2, both always written) per pair, keys sorted as Go sorts them. */
-  map(field: number, record: Record<string, string>): this {
-    for (const k of Object.keys(record).sort(byBytes)) this.message(field, new Message().string(1, k).string(2, record[k] ?? ''));
-    return this;
-  }
-
-  finish(): Buffer {
-    return Buffer.concat(this.parts);
-  }
-}
-
-const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
-
-// ---------------------------------------------------------------- JSON -> protobuf, as the Go types marshal
-
-type Json = Record<string, unknown>;
-
-/**
- * Reads one JSON object field by field: every key must be taken (`done` throws on a key left
- * over), so a field the stand-in adds and this encoder does not know fails the run.
- */
-class Fields {
-  private readonly left: Set<string>;
-
-  constructor(
-    private readonly where: string,
-    private readonly o: Json,
-  ) {
-    this.left = new Set(Object.keys(o));
-  }
-
-  private take(key: string): unknown {
-    this.left.delete(key);
-    const v = this.o[key];
-    return v === null ? undefined : v;
-  }
-
-  str(key: string): string | undefined {
-    const v = this.take(key);
-    if (v !== undefined && typeof v !== 'string') throw new Error(`${this.where}.${key}: not a string`);
-    return v;
-  }
-
-  num(key: string): number | undefined {
-    const v = this.take(key);
-    if (v !== undefined && typeof v !== 'number') throw new Error(`${this.where}.${key}: not a number`);
-    return v;
-  }
-
-  bool(key: string): boolean | undefined {
-    const v = this.take(key);
-    if (v !== undefined && typeof v !== 'boolean') throw new Error(`${this.where}.${key}: not a boolean`);
-    return v;
-  }
-
-  obj(key: string): Json | undefined {
-    const v = this.take(key);
-    if (v !== undefined && (typeof v !== 'object' || Array.isArray(v))) throw new Error(`${this.where}.${key}: not an object`);
-    return v as Json | undefined;
-  }
-
-  list(key: string): unknown[] {
-    const v = this.take(key);
-    if (v !== undefined && !Array.isArray(v)) throw new Error(`${this.where}.${key}: not a list`);
-    return v ?? [];
-  }
-
-  strings(key: string): Record<string, string> {
-    return (this.obj(key) ?? {}) as Record<string, string>;
-  }
-
-  /** Keys dropped on purpose (TypeMeta: the protobuf carries the kind in the Unknown envelope, not in the object). */
-  skip(...keys: string[]): void {
-    for (const k of keys) this.left.delete(k);
-  }
-
-  done(): void {
-    if (this.left.size > 0) throw new Error(`${this.where}: fields this encoder does not know: ${[...this.left].join(', ')}`);
-  }
-}
-
-/** metav1.Time: seconds only (time_proto.go's ProtoTime leaves nanos 0, and Timestamp writes both fields). */
-function time(rfc3339: string): Message {
-  const ms = Date.parse(rfc3339);
-  if (!Number.isFinite(ms)) throw new Error(`protobuf: not a time: ${rfc3339}`);
-  return new Message().int(1, Math.floor(ms / 1000)).int(2, 0);
-}
-
-function ownerReference(o: Json): Message {
-  const f = new Fields('ownerReference', o);
-  const m = new Message()
-    .string(1, f.str('kind') ?? '')
-    .string(3, f.str('name') ?? '')
-    .string(4, f.str('uid') ?? '')
-    .string(5, f.str('apiVersion') ?? '');
-  const controller = f.bool('controller');
-  if (controller !== undefined) m.bool(6, controller);
-  const block = f.bool('blockOwnerDeletion');
-  if (block !== undefined) m.bool(7, block);
-  f.done();
-  return m;
-}
-
-function managedFieldsEntry(o: Json): Message {
-  const f = new Fields('managedFields[]', o);
-  const m = new Message()
-    .string(1, f.str('manager') ?? '')
-    .string(2, f.str('operation') ?? '')
-    .string(3, f.str('apiVersion') ?? '');
-  const t = f.str('time');
-  if (t !== undefined) m.message(4, time(t));
-  m.string(6, f.str('fieldsType') ?? '');
-  const fields = f.obj('fieldsV1');
-  if (fields !== undefined) m.message(7, new Message().bytes(1, Buffer.from(JSON.stringify(fields))));
-  m.string(8, f.str('subresource') ?? '');
-  f.done();
-  return m;
-}
-
-function objectMeta(o: Json): Message {
-  const f = new Fields('metadata', o);
-  const m = new Message()
-    .string(1, f.str('name') ?? '')
-    .string(2, f.str('generateName') ?? '')
-    .string(3, f.str('namespace') ?? '')
-    .string(4, f.str('selfLink') ?? '')
-    .string(5, f.str('uid') ?? '')
-    .string(6, f.str('resourceVersion') ?? '')
-    .int(7, f.num('generation') ?? 0);
-  const created = f.str('creationTimestamp');
-  m.message(8, created === undefined ? new Message() : time(created)); // a zero Time: the tag and length 0
-  const deleted = f.str('deletionTimestamp');
-  if (deleted !== undefined) m.message(9, time(deleted));
-  const grace = f.num('deletionGracePeriodSeconds');
-  if (grace !== undefined) m.int(10, grace);
-  m.map(11, f.strings('labels'));
-  m.map(12, f.strings('annotations'));
-  for (const r of f.list('ownerReferences')) m.message(13, ownerReference(r as Json));
-  for (const s of f.list('finalizers')) m.string(14, s as string);
-  for (const e of f.list('managedFields')) m.message(17, managedFieldsEntry(e as Json));
-  f.done();
-  return m;
-}
-
-function objectReference(o: Json): Message {
-  const f = new Fields('targetRef', o);
-  const m = new Message()
-    .string(1, f.str('kind') ?? '')
-    .string(2, f.str('namespace') ?? '')
-    .string(3, f.str('name') ?? '')
-    .string(4, f.str('uid') ?? '')
-    .string(5, f.str('apiVersion') ?? '')
-    .string(6, f.str('resourceVersion') ?? '')
-    .string(7, f.str('fieldPath') ?? '');
-  f.done();
-  return m;
-}
-
-function endpoint(o: Json): Message {
-  const f = new Fields('endpoint', o);
-  const m = new Message();
-  for (const a of f.list('addresses')) m.string(1, a as string);
-  const c = new Fields('conditions', f.obj('conditions') ?? {});
-  const conditions = new Message();
-  for (const [n, key] of [[1, 'ready'], [2, 'serving'], [3, 'terminating']] as const) {
-    const v = c.bool(key);
-    if (v !== undefined) conditions.bool(n, v);
-  }
-  c.done();
-  m.message(2, conditions); // a struct, not a pointer: always written
-  const hostname = f.str('hostname');
-  if (hostname !== undefined) m.string(3, hostname);
-  const ref = f.obj('targetRef');
-  if (ref !== undefined) m.message(4, objectReference(ref));
-  m.map(5, f.strings('deprecatedTopology'));
-  const nodeName = f.str('nodeName');
-  if (nodeName !== undefined) m.string(6, nodeName);
-  const zone = f.str('zone');
-  if (zone !== undefined) m.string(7, zone);
-  const hints = f.obj('hints');
-  if (hints !== undefined) {
-    const h = new Fields('hints', hints);
-    const hm = new Message();
-    for (const z of h.list('forZones')) hm.message(1, new Message().string(1, (z as { name: string }).name));
-    for (const n of h.list('forNodes')) hm.message(2, new Message().string(1, (n as { name: string }).name));
-    h.done();
-    m.message(8, hm);
-  }
-  f.done();
-  return m;
-}
-
-function endpointPort(o: Json): Message {
-  const f = new Fields('port', o);
-  const m = new Message();
-  const name = f.str('name');
-  if (name !== undefined) m.string(1, name);
-  const protocol = f.str('protocol');
-  if (protocol !== undefined) m.string(2, protocol);
-  const port = f.num('port');
-  if (port !== undefined) m.int(3, port);
-  const appProtocol = f.str('appProtocol');
-  if (appProtocol !== undefined) m.string(4, appProtocol);
-  f.done();
-  return m;
-}
-
-/** The EndpointSlice message (discovery/v1), from the slice's JSON. */
-function endpointSlice(slice: JsonObject): Buffer {
-  const f = new Fields('EndpointSlice', slice);
-  f.skip('kind', 'apiVersion');
-  const m = new Message().message(1, objectMeta(f.obj('metadata') ?? {}));
-  for (const e of f.list('endpoints')) m.message(2, endpoint(e as Json));
-  for (const p of f.list('ports')) m.message(3, endpointPort(p as Json));
-  m.string(4, f.str('addressType') ?? '');
-  f.done();
-  return m.finish();
-}
-
-const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 const API_VERSION = RESOURCES.endpointslices.apiVersion;
-
-/** An object as the protobuf Serializer writes it: the magic, then runtime.Unknown. */
-function envelope(kind: string, raw: Buffer): Buffer {
-  const unknown = new Message()
-    .message(1, new Message().string(1, API_VERSION).string(2, kind))
-    .bytes(2, raw)
-    .string(3, '')
-    .string(4, '');
-  return Buffer.concat([MAGIC, unknown.finish()]);
-}
 
 /** A watch event as the API server writes it for protobuf: the length-delimited frame of a raw-encoded WatchEvent. */
 function protoWatchEvent(type: string, slice: JsonObject): Buffer {
-  const event = new Message()
-    .string(1, type)
-    .message(2, new Message().bytes(1, envelope('EndpointSlice', endpointSlice(slice))))
-    .finish();
-  const head = Buffer.alloc(4);
-  head.writeUInt32BE(event.length);
-  return Buffer.concat([head, event]);
+  return watchFrame(type, envelope(API_VERSION, 'EndpointSlice', encodeEndpointSlice(slice)));
 }
 
 /** A slice as an item of EndpointSliceList: field 2's tag, the length, the message. */
 function protoListItem(slice: JsonObject): Buffer {
-  return new Message().bytes(2, endpointSlice(slice)).finish();
+  return new Message().bytes(2, encodeEndpointSlice(slice)).finish();
 }
 
 /** The EndpointSliceList a GET returns (ListMeta's strings always written: selfLink, resourceVersion, continue). */
 function protoList(resourceVersion: string, slices: JsonObject[]): Buffer {
   const list = new Message().message(1, new Message().string(1, '').string(2, resourceVersion).string(3, ''));
-  for (const s of slices) list.bytes(2, endpointSlice(s));
-  return envelope(RESOURCES.endpointslices.listKind, list.finish());
+  for (const s of slices) list.bytes(2, encodeEndpointSlice(s));
+  return envelope(API_VERSION, RESOURCES.endpointslices.listKind, list.finish());
 }
 
 // ---------------------------------------------------------------- JSON, as the stand-in sends it (test/apiserver/server.ts)

@@ -25,6 +25,14 @@
  *   With a selector, an object that starts matching it arrives as ADDED and one that stops
  *   matching as DELETED (its previous state at the new resourceVersion), as the real server's
  *   watch cache sends them (a pod whose spec.nodeName changes under a node's fieldSelector).
+ * - A WATCH of EndpointSlices whose `Accept` header includes `application/vnd.kubernetes.protobuf`
+ *   (as a kube-proxy's, `--kube-api-content-type`) is answered in protobuf, as the real server
+ *   answers it: `Content-Type: application/vnd.kubernetes.protobuf;stream=watch`, every event
+ *   (ADDED, MODIFIED, DELETED, BOOKMARK, the streaming list's initial events and end bookmark,
+ *   ERROR with its Status) a frame: a 4-byte big-endian length, then a WatchEvent whose object is
+ *   `k8s\0` + runtime.Unknown {EndpointSlice or Status} (protobuf.ts). Bytes are counted as the
+ *   frames sent. Only slices are encoded: other resources, clients without that Accept, lists
+ *   and GETs stay JSON.
  * - The streaming list (KEP-3157): a WATCH with `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`
  *   (and `allowWatchBookmarks=true`) sends one ADDED per current object (written with
  *   backpressure; live changes meanwhile are queued), then a BOOKMARK at the state's
@@ -64,6 +72,7 @@ import { WorkloadObjects } from './workload-objects.js';
 import { ByteStats, type ByteCounts, type ByteStatsSnapshot } from './byte-stats.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { namespaceObject, serviceObject } from './cluster-objects.js';
+import { encodeEndpointSlice, encodeStatus, envelope, watchFrame } from './protobuf.js';
 
 export type JsonObject = Record<string, unknown> & {
   metadata?: Record<string, unknown> & { name?: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string> };
@@ -93,6 +102,8 @@ interface OpenWatch {
   client: string;
   /** Bytes written on this watch (initial events included). */
   bytes: number;
+  /** A slice watch whose client accepts protobuf: events go as protobuf frames (protobuf.ts), not JSON lines. */
+  protobuf: boolean;
   /** While a streaming list writes its initial events: live events queued behind them. */
   pending?: Array<{ type: WatchEventType; object: JsonObject }> | undefined;
 }
@@ -115,6 +126,8 @@ function status(code: number, reason: string, message: string): JsonObject {
 /** A list body larger than this goes gzipped to a client that accepts gzip (kube-apiserver's threshold). */
 const COMPRESS_ABOVE_BYTES = 128 * 1024;
 
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+
 export class FakeApiServer {
   private readonly server: Server;
   private readonly extraServers: Server[] = [];
@@ -124,6 +137,8 @@ export class FakeApiServer {
   /** Keeps the slices of Services with a selector (idle until the first Service). */
   readonly sliceController = new EndpointSliceController(this);
   private readonly byteStats = new ByteStats();
+  /** A slice's protobuf envelope, by object (events share the stored object) and resourceVersion. */
+  private readonly protobufObjects = new WeakMap<JsonObject, { rv: string | undefined; raw: Buffer }>();
   private clusterIpSeq = 0;
   private readonly history: HistoryEntry[] = [];
   private readonly watches = new Set<OpenWatch>();
@@ -474,12 +489,29 @@ export class FakeApiServer {
     return `${JSON.stringify({ type, object: full })}\n`;
   }
 
+  /**
+   * One watch event as `w` gets it: its JSON line, or on a protobuf watch (slices only) its
+   * frame, the object an EndpointSlice (a bookmark's: only metadata) or, for ERROR, a Status.
+   */
+  private eventData(w: OpenWatch, type: string, object: JsonObject): string | Buffer {
+    if (!w.protobuf) return this.eventLine(w.resource, type, object);
+    if (type === 'ERROR') return watchFrame(type, envelope('v1', 'Status', encodeStatus(object)));
+    // Encoded once per object and resourceVersion, whoever watches it (the encoder is slow: it
+    // checks every field, and a bench's stand-in must not lag behind the clients it measures).
+    const rv = object.metadata?.resourceVersion;
+    const cached = this.protobufObjects.get(object);
+    if (cached !== undefined && cached.rv === rv) return watchFrame(type, cached.raw);
+    const raw = envelope('discovery.k8s.io/v1', 'EndpointSlice', encodeEndpointSlice(object));
+    this.protobufObjects.set(object, { rv, raw });
+    return watchFrame(type, raw);
+  }
+
   private writeEvent(w: OpenWatch, type: string, object: JsonObject): boolean {
-    const line = this.eventLine(w.resource, type, object);
-    const bytes = Buffer.byteLength(line);
+    const data = this.eventData(w, type, object);
+    const bytes = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
     w.counts.watch += bytes;
     w.bytes += bytes;
-    return w.res.write(line);
+    return w.res.write(data);
   }
 
   private endWatch(w: OpenWatch, error?: JsonObject): void {
@@ -521,7 +553,8 @@ export class FakeApiServer {
     if (collection !== undefined && req.method === 'GET') {
       const client = req.headers['user-agent'] ?? '-';
       const counts = this.byteStats.counts(client, collection.resource);
-      if (isWatch) this.serveWatch(res, send, collection.resource, collection.namespace, query, { counts, client });
+      const protobuf = collection.resource === 'endpointslices' && String(req.headers.accept ?? '').includes(PROTOBUF);
+      if (isWatch) this.serveWatch(res, send, collection.resource, collection.namespace, query, { counts, client, protobuf });
       else this.serveList(res, send, collection.resource, collection.namespace, query, counts, /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? '')));
       return;
     }
@@ -659,12 +692,12 @@ export class FakeApiServer {
     return true;
   }
 
-  private serveWatch(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>, { counts, client }: { counts: ByteCounts; client: string }): void {
+  private serveWatch(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>, { counts, client, protobuf }: { counts: ByteCounts; client: string; protobuf: boolean }): void {
     if (!this.acceptWatchOptions(send, query)) return;
     const streamingList = query.sendInitialEvents === 'true' && this.watchList !== 'ignored';
     const noRv = query.resourceVersion === undefined || query.resourceVersion === '';
     const from = noRv ? 0 : Number(query.resourceVersion);
-    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    res.writeHead(200, { 'content-type': protobuf ? `${PROTOBUF};stream=watch` : 'application/json', 'transfer-encoding': 'chunked' });
     res.flushHeaders();
     const w: OpenWatch = {
       resource,
@@ -677,6 +710,7 @@ export class FakeApiServer {
       counts,
       client,
       bytes: 0,
+      protobuf,
     };
     counts.watches += 1;
     if (!Number.isFinite(from) || (!streamingList && from !== 0 && from < this.compactedRv)) {
@@ -720,12 +754,18 @@ export class FakeApiServer {
       let ok = true;
       while (ok && i < snapshot.length) {
         let text = '';
-        for (let k = 0; k < 64 && i < snapshot.length; k++, i++) text += this.eventLine(w.resource, 'ADDED', snapshot[i] as JsonObject);
-        const bytes = Buffer.byteLength(text);
+        const frames: Buffer[] = [];
+        for (let k = 0; k < 64 && i < snapshot.length; k++, i++) {
+          const data = this.eventData(w, 'ADDED', snapshot[i] as JsonObject);
+          if (typeof data === 'string') text += data;
+          else frames.push(data);
+        }
+        const chunk = w.protobuf ? Buffer.concat(frames) : text;
+        const bytes = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
         this.listStats.bytes += bytes;
         w.counts.list += bytes;
         w.bytes += bytes;
-        ok = w.res.write(text);
+        ok = w.res.write(chunk);
       }
       if (i < snapshot.length) {
         w.res.once('drain', pump);
