@@ -128,7 +128,7 @@ function check(store: PodCache, ref: Reference): void {
 
 test('pod store: every answer equals the full pod objects\' over random pods and update sequences', () => {
   fc.assert(
-    fc.property(fc.array(opArb, { maxLength: 40 }), (ops) => {
+    fc.property(fc.array(opArb, { maxLength: 40, size: 'max' }), (ops) => {
       const store = new PodCache(SLACK);
       const ref = new Reference();
       for (const op of ops) {

@@ -115,7 +115,7 @@ function shapeOf(m: MergedEndpoint | undefined): ReturnType<Model['merged']> {
 }
 
 test('EndpointIndex answers as a scan of every slice over random upserts and removals (rows reused, several slices per pod)', () => {
-  fc.assert(fc.property(fc.array(fc.oneof(sliceArb, editArb, editArb, fc.constantFrom(...KEYS)), { maxLength: 40 }), (ops) => {
+  fc.assert(fc.property(fc.array(fc.oneof(sliceArb, editArb, editArb, fc.constantFrom(...KEYS)), { maxLength: 40, size: 'max' }), (ops) => {
     const index = new EndpointIndex((ns) => OPTED_IN.has(ns));
     const model = new Model();
     const specs = new Map<string, SliceSpec>();

@@ -11,7 +11,7 @@ const name = fc.oneof(
 );
 
 test('name column: reads back every name as a Map would, and says equal exactly for the stored one (prefixes shared, reused, dropped)', () => {
-  fc.assert(fc.property(fc.array(fc.tuple(fc.nat(40), name), { maxLength: 300 }), fc.array(name, { maxLength: 20 }), (writes, probes) => {
+  fc.assert(fc.property(fc.array(fc.tuple(fc.nat(40), name), { maxLength: 300, size: 'max' }), fc.array(name, { maxLength: 20 }), (writes, probes) => {
     const column = new NameColumn();
     const model = new Map<number, string | undefined>();
     for (const [slot, n] of writes) {

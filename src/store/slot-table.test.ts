@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { hashString, SlotTable } from './slot-table.js';
 
 test('slot table: answers as a Map of key -> slots (insertion order) over random adds and deletes, through rebuilds and tombstones', () => {
-  fc.assert(fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 300 }), fc.constantFrom('a', 'b', 'c', 'pod-1', 'pod-2', 'x'.repeat(40))), { maxLength: 600 }), (ops) => {
+  fc.assert(fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 300 }), fc.constantFrom('a', 'b', 'c', 'pod-1', 'pod-2', 'x'.repeat(40))), { maxLength: 600, size: 'max' }), (ops) => {
     const keyOf: Array<string | undefined> = [];
     const order: number[] = [];
     let seq = 0;
@@ -26,7 +26,10 @@ test('slot table: answers as a Map of key -> slots (insertion order) over random
     }
     for (const key of ['a', 'b', 'c', 'pod-1', 'pod-2', 'x'.repeat(40), 'absent']) {
       assert.deepEqual(table.slots(key), ref.get(key) ?? [], key);
-      assert.equal(table.first(key), (ref.get(key) ?? []).length > 0 ? table.slots(key)[0] : undefined);
+      // Some slot of the key (after a rebuild not always the earliest: the contract of first()).
+      const first = table.first(key);
+      if ((ref.get(key) ?? []).length === 0) assert.equal(first, undefined);
+      else assert.ok(first !== undefined && table.slots(key).includes(first), `${key}: first ${first}`);
     }
     assert.equal(table.size, [...ref.values()].reduce((n, s) => n + s.length, 0));
   }), { numRuns: 300 });

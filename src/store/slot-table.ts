@@ -92,7 +92,7 @@ export class SlotTable<K> {
     return out;
   }
 
-  /** The first slot holding `key` (the only one, for a unique key). */
+  /** A slot holding `key`: the only one for a unique key; for a shared key, one of them (the same until the table changes; not the earliest added after a rebuild). */
   first(key: K): number | undefined {
     for (let i = this.keys.hash(key) & this.mask; ; i = (i + 1) & this.mask) {
       const at = this.table[i] as number;
