@@ -80,17 +80,39 @@ function varint(value: number): Buffer {
 export const WIRE_VARINT = 0;
 export const WIRE_LEN = 2;
 
-/** One message being written: its fields in the order added (the callers add them by field number, as Go writes them). */
-export class Message {
-  private readonly parts: Buffer[] = [];
+/** A varint's length in bytes. */
+function varintSize(value: number): number {
+  if (value < 0) return 10;
+  let n = 1;
+  for (let v = value; v >= 0x80; v = Math.floor(v / 128)) n++;
+  return n;
+}
 
-  private key(field: number, wire: number): void {
-    this.parts.push(varint(field * 8 + wire));
+/** Writes a varint at `at`; returns the position after it. */
+function writeVarint(buf: Buffer, at: number, value: number): number {
+  if (value >= 0 && value < 0x80) {
+    buf[at] = value;
+    return at + 1;
   }
+  const bytes = varint(value);
+  bytes.copy(buf, at);
+  return at + bytes.length;
+}
+
+/**
+ * One message being written: its fields in the order added (the callers add them by field
+ * number, as Go writes them). Kept as a tree (varints, strings, bytes, nested messages) and
+ * written once into one buffer by `finish()`: the stand-in encodes every slice write, and
+ * a Buffer per field made its 1 GB heap collect often enough to stall the watches it serves.
+ */
+export class Message {
+  /** A number is a varint (a tag or a value); a string, bytes or a message is length-prefixed. */
+  private readonly parts: Array<number | string | Uint8Array | Message> = [];
+  private sized = -1;
 
   int(field: number, value: number): this {
-    this.key(field, WIRE_VARINT);
-    this.parts.push(varint(value));
+    if (!Number.isSafeInteger(value)) throw new Error(`protobuf: not an integer: ${value}`);
+    this.parts.push(field * 8 + WIRE_VARINT, value);
     return this;
   }
 
@@ -99,17 +121,18 @@ export class Message {
   }
 
   bytes(field: number, data: Uint8Array): this {
-    this.key(field, WIRE_LEN);
-    this.parts.push(varint(data.length), Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    this.parts.push(field * 8 + WIRE_LEN, data);
     return this;
   }
 
   string(field: number, value: string): this {
-    return this.bytes(field, Buffer.from(value, 'utf8'));
+    this.parts.push(field * 8 + WIRE_LEN, value);
+    return this;
   }
 
   message(field: number, value: Message): this {
-    return this.bytes(field, value.finish());
+    this.parts.push(field * 8 + WIRE_LEN, value);
+    return this;
   }
 
   /** A Go map[string]string: one entry message (key 1, value 2, both always written) per pair, keys sorted as Go sorts them. */
@@ -118,8 +141,45 @@ export class Message {
     return this;
   }
 
+  /** Encoded bytes (computed once: a message is finished once its fields are in). */
+  size(): number {
+    if (this.sized >= 0) return this.sized;
+    let n = 0;
+    for (const p of this.parts) {
+      if (typeof p === 'number') n += varintSize(p);
+      else {
+        const len = typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : p instanceof Message ? p.size() : p.length;
+        n += varintSize(len) + len;
+      }
+    }
+    this.sized = n;
+    return n;
+  }
+
+  private writeTo(buf: Buffer, start: number): number {
+    let at = start;
+    for (const p of this.parts) {
+      if (typeof p === 'number') at = writeVarint(buf, at, p);
+      else if (typeof p === 'string') {
+        at = writeVarint(buf, at, Buffer.byteLength(p, 'utf8'));
+        at += buf.write(p, at, 'utf8');
+      } else if (p instanceof Message) {
+        at = writeVarint(buf, at, p.size());
+        at = p.writeTo(buf, at);
+      } else {
+        at = writeVarint(buf, at, p.length);
+        buf.set(p, at);
+        at += p.length;
+      }
+    }
+    return at;
+  }
+
   finish(): Buffer {
-    return Buffer.concat(this.parts);
+    const out = Buffer.allocUnsafe(this.size());
+    const end = this.writeTo(out, 0);
+    if (end !== out.length) throw new Error(`protobuf: wrote ${end} bytes of ${out.length}`);
+    return out;
   }
 }
 

@@ -137,8 +137,8 @@ export class FakeApiServer {
   /** Keeps the slices of Services with a selector (idle until the first Service). */
   readonly sliceController = new EndpointSliceController(this);
   private readonly byteStats = new ByteStats();
-  /** A slice's protobuf envelope, by object (events share the stored object) and resourceVersion. */
-  private readonly protobufObjects = new WeakMap<JsonObject, { rv: string | undefined; raw: Buffer }>();
+  /** A slice event's protobuf frame, by object (events share the stored object), resourceVersion and type: one per event, whoever watches. */
+  private readonly protobufObjects = new WeakMap<JsonObject, { rv: string | undefined; type: string; frame: Buffer }>();
   private clusterIpSeq = 0;
   private readonly history: HistoryEntry[] = [];
   private readonly watches = new Set<OpenWatch>();
@@ -500,10 +500,10 @@ export class FakeApiServer {
     // checks every field, and a bench's stand-in must not lag behind the clients it measures).
     const rv = object.metadata?.resourceVersion;
     const cached = this.protobufObjects.get(object);
-    if (cached !== undefined && cached.rv === rv) return watchFrame(type, cached.raw);
-    const raw = envelope('discovery.k8s.io/v1', 'EndpointSlice', encodeEndpointSlice(object));
-    this.protobufObjects.set(object, { rv, raw });
-    return watchFrame(type, raw);
+    if (cached !== undefined && cached.rv === rv && cached.type === type) return cached.frame;
+    const frame = watchFrame(type, envelope('discovery.k8s.io/v1', 'EndpointSlice', encodeEndpointSlice(object)));
+    this.protobufObjects.set(object, { rv, type, frame });
+    return frame;
   }
 
   private writeEvent(w: OpenWatch, type: string, object: JsonObject): boolean {
