@@ -9,6 +9,7 @@
  * `{"ev":"churn-done"}` (with the bytes sent by resource and client). Exits when stdin closes.
  */
 import { request } from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { FakeApiServer, type JsonObject } from '../../test/apiserver/server.js';
 import { managedPod, markDeleting, setReady } from '../../test/apiserver/pods.js';
@@ -117,6 +118,10 @@ async function churn(c: Churn): Promise<void> {
   const started = wallMs();
   const startBytes = api.bytesSent();
   say({ ev: 'churn-start', bytesSent: startBytes });
+  // The stand-in's own stalls (its GC over 150,000 pods, its encoders) delay every event it
+  // serves: measured apart, so a late weight 0 can be told from a slow agent.
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   let events = 0;
   let timers = 0;
   const at = (delayMs: number, fn: () => void): void => {
@@ -261,7 +266,8 @@ async function churn(c: Churn): Promise<void> {
       } else if (queue.length === 0 && more) more = queueNext();
     }, 2);
   });
-  say({ ev: 'churn-done', events, seconds: (wallMs() - started) / 1000, listStats: api.listStats, bytesSent: api.bytesSent(), sliceWrites: api.sliceController.stats });
+  loop.disable();
+  say({ ev: 'churn-done', events, seconds: (wallMs() - started) / 1000, listStats: api.listStats, bytesSent: api.bytesSent(), sliceWrites: api.sliceController.stats, loop: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 } });
 }
 
 const lines = createInterface({ input: process.stdin });

@@ -27,6 +27,8 @@
  * - DELETED -> its conntrack flush (p50/p99), this node's pods and other nodes' apart (other
  *   nodes' wait for `--endpoint-debounce`, the DaemonSet's or the agent's default);
  * - lost work: drains never held, gone pods never flushed, preStop calls not answered 200;
+ * - the event-loop delay of the agent and of the API stand-in during the churn (a stalled
+ *   stand-in delays every event it serves: a late weight 0 is told from a slow agent);
  * - the API bytes the agent and the kube-proxy received, for the first state (all before the
  *   churn) and during the churn.
  *
@@ -231,6 +233,8 @@ interface Result {
   listStats: unknown;
   bytesSent: ByteStatsSnapshot | undefined;
   loop: Line;
+  /** The API stand-in's event-loop delay during the churn (ms). */
+  apiLoop: { p50: number; p99: number; max: number } | undefined;
   heapAfterList: Line;
   heapAfterChurn: Line;
 }
@@ -353,7 +357,7 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
       }
     }
     for (const l of api.lines) if (l.ev === 'call' && l.status !== 200) console.log(`  ${pods} pods: preStop call ${JSON.stringify(l)}`);
-    return { samples, pods, mix, weight0Local, weight0Remote, flushLocal, flushRemote, churnCpuS, logLines: agent.logLines, bytesAtStart, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, fileMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, readerCpuPct, notHeld, notFlushed, calls, listStats: done.listStats, bytesSent: done.bytesSent as ByteStatsSnapshot | undefined, loop, heapAfterList, heapAfterChurn };
+    return { apiLoop: done.loop as { p50: number; p99: number; max: number } | undefined, samples, pods, mix, weight0Local, weight0Remote, flushLocal, flushRemote, churnCpuS, logLines: agent.logLines, bytesAtStart, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, fileMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, readerCpuPct, notHeld, notFlushed, calls, listStats: done.listStats, bytesSent: done.bytesSent as ByteStatsSnapshot | undefined, loop, heapAfterList, heapAfterChurn };
   } finally {
     await reader?.end();
     await agent?.end();
@@ -421,6 +425,7 @@ try {
   row('agent CPU per pod event, ms', (r) => ((r.churnCpuS * 1000) / r.churnEvents).toFixed(3));
   row('agent log lines (its level), whole run', (r) => String(r.logLines));
   row('agent event-loop delay: p50, p99, max ms', (r) => [r.loop.p50, r.loop.p99, r.loop.max].map((v) => (v as number).toFixed(0)).join(', '));
+  row('API stand-in event-loop delay: p50, p99, max ms', (r) => (r.apiLoop === undefined ? '-' : [r.apiLoop.p50, r.apiLoop.p99, r.apiLoop.max].map((v) => v.toFixed(0)).join(', ')));
   row('IPVS passes, service dumps, weight edits in the churn', (r) => `${String(r.loop.scans)}, ${typeof r.loop.dumps === 'number' ? String(r.loop.dumps) : '-'}, ${String(r.loop.edits)}`);
   row('event -> weight 0, this node\'s pods: n, p50, p99 ms', (r) => pq(r.weight0Local, 1));
   row('event -> weight 0, other nodes\' pods: n, p50, p99', (r) => pq(r.weight0Remote, 1));
