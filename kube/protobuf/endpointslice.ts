@@ -42,16 +42,17 @@ function readConditions(r: ProtoReader): EndpointJson['conditions'] {
 function readTargetRef(r: ProtoReader): EndpointJson['targetRef'] {
   const t = r.message();
   const out: NonNullable<EndpointJson['targetRef']> = {};
+  let s: string;
+  // Assigned only when set: no `delete` afterwards (it would turn 75 objects an event into dictionaries).
   while (t.next()) {
     switch (t.field) {
-      case 1: out.kind = t.string(); break;
-      case 2: out.namespace = t.string(); break;
-      case 3: out.name = t.string(); break;
-      case 4: out.uid = t.string(); break;
+      case 1: if ((s = t.string()) !== '') out.kind = s; break;
+      case 2: if ((s = t.string()) !== '') out.namespace = s; break;
+      case 3: if ((s = t.string()) !== '') out.name = s; break;
+      case 4: if ((s = t.string()) !== '') out.uid = s; break;
       default: t.skip();
     }
   }
-  for (const k of ['kind', 'namespace', 'name', 'uid'] as const) if (out[k] === '') delete out[k];
   return out;
 }
 
