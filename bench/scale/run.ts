@@ -34,7 +34,7 @@
  *
  *   node --import tsx --conditions=conndrain-source bench/scale/run.ts [--pods 10000,150000]
  *     [--mix rollout,readiness-storm,ip-churn] [--seconds 60] [--rate 200] [--services 2000]
- *     [--endpoint-debounce 500ms] [--rollout 10000] [--node-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
+ *     [--endpoint-debounce 500ms] [--rollout 10000] [--node-flags "..."] [--api-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
  *     [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader] [--mem-peak]
  *
  * With two sizes, each mix's CPU per event at the larger over the smaller is printed.
@@ -108,6 +108,17 @@ const MALLOC_ENV = Object.fromEntries(
     ? arg('malloc', '').split(' ').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])
     : [...SHIPPED_ENV].filter(([name]) => name.startsWith('MALLOC_')),
 );
+/**
+ * node/V8 flags of the API stand-in child. It holds every pod of the cluster (~450 MB of live heap
+ * at 150,000 pods) on a machine whose two cores the agent, kube-proxy's reader and the churn
+ * share, so V8's background markers fall behind and it marks 20-30 MB in one task: stalls of
+ * 300-500 ms, which reached the agent's latency as late events. Larger semi-spaces (less
+ * promoted garbage to mark) and marking steps only on allocation (64 KB each, no catch-up task)
+ * keep its stalls near 150 ms. A real API server is Go, with a concurrent collector.
+ */
+const DEFAULT_API_FLAGS = '--max-semi-space-size=64 --no-incremental-marking-task';
+/** `--api-flags "..."`: node/V8 flags for the API stand-in child (space-separated); by default `DEFAULT_API_FLAGS`. */
+const API_FLAGS = (args.includes('--api-flags') ? arg('api-flags', '') : DEFAULT_API_FLAGS).split(' ').filter((f) => f !== '');
 /** `--heap-dir DIR`: the agent child writes heap snapshots there after the list and after the churn (profiling). */
 const HEAP_DIR = args.includes('--heap-dir') ? arg('heap-dir', '') : undefined;
 if (HEAP_DIR !== undefined) mkdirSync(HEAP_DIR, { recursive: true });
@@ -260,7 +271,7 @@ function ipvsSpec(pods: number, mix: Mix, rollout: number, flips: number): { ban
 
 async function runOne(pods: number, mix: Mix, dir: string, main: string): Promise<Result> {
   const kubeconfig = join(dir, `kc-${pods}-${mix}`);
-  const api = new Child(spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench/scale/api-child.ts'), kubeconfig, String(pods), String(SERVICES)], { cwd: REPO }));
+  const api = new Child(spawn(process.execPath, [...API_FLAGS, '--import', 'tsx', join(REPO, 'bench/scale/api-child.ts'), kubeconfig, String(pods), String(SERVICES)], { cwd: REPO }));
   let agent: Child | undefined;
   let reader: Child | undefined;
   try {
