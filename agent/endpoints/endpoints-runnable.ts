@@ -178,7 +178,8 @@ export class EndpointsRunnable implements Runnable {
   }
 
   private upsertSlice(raw: RawSlice): void {
-    const view = viewSlice(raw);
+    // From the protobuf watch, endpoints byte-identical to the kept ones are not decoded.
+    const view = viewSlice(raw, (key) => this.index.keptEndpoints(key));
     this.options.sliceUpserted?.(raw);
     if (!this.announced) {
       // The first list: maybeListed plans every endpoint once when it is in, so nothing is compared per slice.

@@ -58,7 +58,11 @@ function readTargetRef(r: ProtoReader): EndpointJson['targetRef'] {
 
 /** Endpoint: addresses 1, conditions 2, targetRef 4, nodeName 6 (hostname 3, topology 5, zone 7, hints 8 skipped). */
 function readEndpoint(r: ProtoReader): EndpointJson {
-  const e = r.message();
+  return readEndpointMessage(r.message());
+}
+
+/** An Endpoint message already opened (its reader). */
+export function readEndpointMessage(e: ProtoReader): EndpointJson {
   const out: EndpointJson = { addresses: [] };
   while (e.next()) {
     switch (e.field) {
@@ -73,7 +77,7 @@ function readEndpoint(r: ProtoReader): EndpointJson {
 }
 
 /** EndpointPort: name 1, protocol 2, port 3 (appProtocol 4 skipped). */
-function readPort(r: ProtoReader): { name?: string; protocol?: string; port?: number } {
+export function readPort(r: ProtoReader): { name?: string; protocol?: string; port?: number } {
   const p = r.message();
   const out: { name?: string; protocol?: string; port?: number } = {};
   while (p.next()) {
@@ -100,3 +104,4 @@ export function readEndpointSlice(buf: Buffer, start: number, end: number): Endp
   }
   return out;
 }
+

@@ -26,7 +26,9 @@ function readMapEntry(r: ProtoReader, into: Record<string, string>): void {
     else if (e.field === 2) value = e.string();
     else e.skip();
   }
-  into[key] = value;
+  // A key `__proto__` (no valid label or annotation has one; JSON.parse makes it an own property) set by assignment would be the prototype.
+  if (key === '__proto__') Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
+  else into[key] = value;
 }
 
 /** metav1.Time: seconds 1, nanos 2; as JSON shows it (RFC 3339, whole seconds). */

@@ -5,11 +5,11 @@
  * RawExtension {raw 1}}, and the raw object is `k8s\0` then a runtime.Unknown {typeMeta 1
  * {apiVersion 1, kind 2}, raw 2, contentEncoding 3, contentType 4} whose raw is the object's
  * own message (apimachinery runtime/serializer/protobuf). Objects come out as the JSON API
- * shows them, for the kinds decoded here: EndpointSlice (its events and bookmarks) and Status
- * (an ERROR event). Any other kind, or an encoded (compressed) raw, is a ProtobufError: the
+ * shows them, for the kinds decoded here: EndpointSlice (its events and bookmarks; its endpoints
+ * decoded when read, LazyEndpointSlice) and Status (an ERROR event). Any other kind, or an encoded (compressed) raw, is a ProtobufError: the
  * watch ends and is watched again as JSON.
  */
-import { readEndpointSlice } from './endpointslice.js';
+import { readLazyEndpointSlice } from './lazy-endpointslice.js';
 import { readStatus } from './meta.js';
 import { ProtoReader, ProtobufError } from './wire.js';
 
@@ -40,7 +40,7 @@ export function readEnvelope(buf: Buffer, start: number, end: number): unknown {
   }
   if (encoding !== '') throw new ProtobufError(`protobuf: an object with content encoding ${encoding.slice(0, 40)}`);
   if (raw === undefined) throw new ProtobufError(`protobuf: a ${kind || 'object'} without its message`);
-  if (kind === 'EndpointSlice') return readEndpointSlice(buf, raw[0], raw[1]);
+  if (kind === 'EndpointSlice') return readLazyEndpointSlice(buf, raw[0], raw[1]);
   if (kind === 'Status') return readStatus(buf, raw[0], raw[1]);
   throw new ProtobufError(`protobuf: kind ${kind.slice(0, 60) || '(none)'} is not decoded here`);
 }

@@ -3,12 +3,15 @@
  * scan of all of them. Random upserts and removals over a small universe of pods, addresses
  * (IPv4, IPv6, several per endpoint, one address for two pods), nodes, ports, namespaces, the
  * Service's opt-out label and conditions, so rows are reused, slot tables rebuilt and pods listed by several slices.
+ * Each upsert comes as JSON (every endpoint read) or as from the protobuf watch (endpoints
+ * encoded with digests: those the index kept are not decoded), mixed at random as relists and
+ * watch events mix them.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { EndpointIndex, type MergedEndpoint } from './endpoint-index.js';
-import { viewSlice, type RawSlice, type SliceView } from './slice-view.js';
+import { viewSlice, type EncodedEndpoints, type RawEndpoint, type RawSlice, type SliceView } from './slice-view.js';
 import { unpackIpv4 } from '../store/ipv4.js';
 
 const UIDS = ['0f8e9c1a-1111-4b6d-9a51-7c2e3f4d5b6a', '0f8e9c1a-2222-4b6d-9a51-7c2e3f4d5b6a', 'u-text-3', 'u-text-4', '0f8e9c1a-5555-4b6d-9a51-7c2e3f4d5b6a'];
@@ -68,6 +71,36 @@ function raw(s: SliceSpec): RawSlice {
   };
 }
 
+/**
+ * `r` as the protobuf watch hands it on: the endpoints encoded, digested (two 32-bit string
+ * hashes of the endpoint's JSON: equal digests here are equal endpoints), decoded on demand,
+ * every decode counted.
+ */
+function encodedRaw(r: RawSlice, decodes: { n: number }): RawSlice {
+  const endpoints = r.endpoints ?? [];
+  const digests = new Uint32Array(2 * endpoints.length);
+  endpoints.forEach((e, i) => {
+    const text = JSON.stringify(e);
+    let h = 0x811c9dc5;
+    let l = 0x12345678;
+    for (let k = 0; k < text.length; k++) {
+      h = Math.imul(h ^ text.charCodeAt(k), 0x01000193);
+      l = Math.imul(l ^ text.charCodeAt(k), 0x5bd1e995) ^ (l >>> 15);
+    }
+    digests[2 * i] = h >>> 0;
+    digests[2 * i + 1] = l >>> 0;
+  });
+  const encoded: EncodedEndpoints = {
+    size: endpoints.length,
+    digests,
+    decode(i: number): RawEndpoint {
+      decodes.n += 1;
+      return endpoints[i] as RawEndpoint;
+    },
+  };
+  return { metadata: r.metadata, ports: r.ports, encoded };
+}
+
 /** The model: answers by scanning every kept view. */
 class Model {
   readonly slices = new Map<string, SliceView>();
@@ -115,12 +148,13 @@ function shapeOf(m: MergedEndpoint | undefined): ReturnType<Model['merged']> {
 }
 
 test('EndpointIndex answers as a scan of every slice over random upserts and removals (rows reused, several slices per pod)', () => {
-  fc.assert(fc.property(fc.array(fc.oneof(sliceArb, editArb, editArb, fc.constantFrom(...KEYS)), { maxLength: 40, size: 'max' }), (ops) => {
+  fc.assert(fc.property(fc.array(fc.tuple(fc.oneof(sliceArb, editArb, editArb, fc.constantFrom(...KEYS)), fc.boolean()), { maxLength: 40, size: 'max' }), (ops) => {
     const index = new EndpointIndex((ns) => OPTED_IN.has(ns));
     const model = new Model();
     const specs = new Map<string, SliceSpec>();
     const everyUid = [...UIDS, ...ADDRESSES.map((a) => `address/${a}`)];
-    for (const o of ops) {
+    const decodes = { n: 0 };
+    for (const [o, asProtobuf] of ops) {
       const last = typeof o === 'object' && 'edit' in o ? specs.get(o.edit) : undefined;
       if (typeof o === 'object' && 'edit' in o && last === undefined) continue;
       const op = typeof o === 'object' && 'edit' in o ? edited(last as SliceSpec, o) : o;
@@ -133,7 +167,7 @@ test('EndpointIndex answers as a scan of every slice over random upserts and rem
         touched = index.remove(key);
         model.slices.delete(key);
       } else {
-        const view = viewSlice(raw(op));
+        const view = asProtobuf ? viewSlice(encodedRaw(raw(op), decodes), (key) => index.keptEndpoints(key)) : viewSlice(raw(op));
         // A key names one slice: the same name in another namespace is another slice, so drop a namesake first.
         const dropped = new Set<string>();
         for (const k of [...model.slices.keys()]) if (k.endsWith(`/${op.key}`) && k !== view.key) {
@@ -144,7 +178,8 @@ test('EndpointIndex answers as a scan of every slice over random upserts and rem
         touched = index.upsert(view);
         for (const u of touched) assert.ok(changed.has(u), `changedBy missed ${u}`);
         for (const u of dropped) touched.add(u);
-        model.slices.set(view.key, view);
+        // The model keeps a view of its own: an encoded view answers from the index's rows, which move on.
+        model.slices.set(view.key, viewSlice(raw(op)));
       }
       for (const u of everyUid) {
         assert.deepEqual(shapeOf(index.merged(u)), model.merged(u), u);
@@ -165,4 +200,29 @@ test('EndpointIndex answers as a scan of every slice over random upserts and rem
       for (const [key, view] of model.slices) assert.deepEqual(index.uidsOfSlice(key), view.endpoints.map((e) => e.uid));
     }
   }), { numRuns: 400 });
+});
+
+test('a readiness flip from the protobuf watch decodes the flipped endpoint only, and moves the index as the JSON would', () => {
+  const spec: SliceSpec = {
+    key: 'a', namespace: 'shop', service: 'web', ports: [[8080, 'TCP']], pinOff: false, holdOff: false,
+    endpoints: UIDS.slice(0, 3).map((uid, i) => ({ uid, addresses: [ADDRESSES[i] as string], withNode: true, serving: true, terminating: false })),
+  };
+  const index = new EndpointIndex((ns) => OPTED_IN.has(ns));
+  const decodes = { n: 0 };
+  index.upsert(viewSlice(encodedRaw(raw(spec), decodes), (key) => index.keptEndpoints(key)));
+  assert.equal(decodes.n, 3, 'nothing kept yet: every endpoint decoded');
+  const flipped = edited(spec, { edit: 'a', kind: 'flip', n: 1 });
+  const view = viewSlice(encodedRaw(raw(flipped), decodes), (key) => index.keptEndpoints(key));
+  assert.equal(decodes.n, 4, 'one more decode: the flipped endpoint');
+  assert.deepEqual([view.keptPositionOf(0), view.keptPositionOf(1), view.keptPositionOf(2)], [0, -1, 2]);
+  assert.equal(view.uidAt(2), UIDS[2], 'an endpoint not decoded answers from the kept row');
+  assert.deepEqual([...index.changedBy(view)], [UIDS[1]]);
+  assert.deepEqual([...index.upsert(view)], [UIDS[1]]);
+  assert.equal(index.isDraining(UIDS[1] as string), true);
+  // Read again as JSON (a relist), then from the watch: no digests kept in between, so all decoded.
+  index.upsert(viewSlice(raw(flipped)));
+  assert.equal(index.keptEndpoints('shop/a'), undefined);
+  index.upsert(viewSlice(encodedRaw(raw(spec), decodes), (key) => index.keptEndpoints(key)));
+  assert.equal(decodes.n, 7);
+  assert.equal(index.isDraining(UIDS[1] as string), false);
 });

@@ -11,7 +11,7 @@
  */
 import type { OwnedTargets } from '../stale/ownership.js';
 import { EndpointRows } from './endpoint-rows.js';
-import { endpointKey, sameShape, type SliceShape, type SlicePort, type SliceView } from './slice-view.js';
+import { endpointKey, sameShape, type KeptEndpoints, type SliceShape, type SlicePort, type SliceView } from './slice-view.js';
 
 /** One (address, port, protocol) an endpoint serves: what a hold or a flush acts on. */
 export interface EndpointTarget {
@@ -43,6 +43,8 @@ interface KeptSlice extends SliceShape {
   readonly namespace: string;
   readonly ports: readonly SlicePort[];
   readonly rows: Int32Array;
+  /** Its endpoints' digests (slice-view.ts `EncodedEndpoints`), 2 per row, when it came from the protobuf watch. */
+  digests: Uint32Array | undefined;
 }
 
 export class EndpointIndex {
@@ -80,6 +82,31 @@ export class EndpointIndex {
   }
 
   /**
+   * What the index keeps of slice `key`, for viewSlice to stand byte-identical endpoints for
+   * (undefined when it keeps no digests of it: not kept, or last read as JSON). Valid until
+   * that slice is upserted or removed.
+   */
+  keptEndpoints(key: string): KeptEndpoints | undefined {
+    const kept = this.slices.get(key);
+    const digests = kept?.digests;
+    if (kept === undefined || digests === undefined) return undefined;
+    const rows = this.rows;
+    const rowAt = (j: number): number => kept.rows[j] as number;
+    return {
+      find(high: number, low: number, hint: number): number {
+        if (digests[2 * hint] === high && digests[2 * hint + 1] === low) return hint;
+        for (let j = 0; j < kept.rows.length; j++) if (digests[2 * j] === high && digests[2 * j + 1] === low) return j;
+        return -1;
+      },
+      uidAt: (j) => rows.uidOf(rowAt(j)),
+      refAt: (j) => rows.refOf(rowAt(j)),
+      nodeAt: (j) => rows.nodeOf(rowAt(j)),
+      addressListAt: (j) => rows.addressListOf(rowAt(j)),
+      flagsAt: (j) => rows.conditionsOf(rowAt(j)),
+    };
+  }
+
+  /**
    * The uids whose merged view an upsert of `slice` may change: those added, removed or changed
    * in it (all of them when the slice's ports, Service or labels changed). A readiness flip in a
    * slice of 100 endpoints touches one uid, not 100.
@@ -94,6 +121,11 @@ export class EndpointIndex {
     }
     const seen = new Uint8Array(before.rows.length);
     for (let i = 0; i < slice.size; i++) {
+      const identical = slice.keptPositionOf(i);
+      if (identical >= 0 && seen[identical] === 0) {
+        seen[identical] = 1;
+        continue;
+      }
       const j = this.indexIn(before, slice.uidAt(i), i);
       // A row already matched (the slice lists the pod twice) is not this endpoint's: upsert adds one.
       const same = j >= 0 && seen[j] === 0 && this.rows.sameEndpoint(before.rows[j] as number, slice, i);
@@ -111,7 +143,9 @@ export class EndpointIndex {
     const shapeKept = before !== undefined && sameShape(before, slice);
     if (before !== undefined && shapeKept && this.sameLayout(before, slice)) {
       // The common rewrite (a readiness flip): conditions only, changed in place.
+      before.digests = slice.digests;
       for (let i = 0; i < slice.size; i++) {
+        if (slice.keptPositionOf(i) === i) continue;
         const row = before.rows[i] as number;
         if (this.rows.conditionsOf(row) === slice.flagsAt(i)) continue;
         this.rows.setConditions(row, slice.flagsAt(i));
@@ -123,6 +157,14 @@ export class EndpointIndex {
     const kept = new Int32Array(slice.size);
     const seen = new Uint8Array(before?.rows.length ?? 0);
     for (let i = 0; i < slice.size; i++) {
+      const identical = slice.keptPositionOf(i);
+      if (before !== undefined && identical >= 0 && seen[identical] === 0) {
+        // Byte-identical to the kept endpoint: same pod, node, addresses and conditions.
+        seen[identical] = 1;
+        kept[i] = before.rows[identical] as number;
+        if (!shapeKept) touched.add(slice.uidAt(i));
+        continue;
+      }
       const uid = slice.uidAt(i);
       const j = before === undefined ? -1 : this.indexIn(before, uid, i);
       const row = j < 0 || seen[j] === 1 ? -1 : (before?.rows[j] as number);
@@ -139,7 +181,7 @@ export class EndpointIndex {
     if (before !== undefined) {
       for (let j = 0; j < before.rows.length; j++) if (seen[j] === 0) this.release(before.rows[j] as number, touched);
     }
-    const view: KeptSlice = { id, key: slice.key, namespace: slice.namespace, service: slice.service, ports: shapeKept ? before.ports : slice.ports, flowPinningOff: slice.flowPinningOff, holdDisabled: slice.holdDisabled, rows: kept };
+    const view: KeptSlice = { id, key: slice.key, namespace: slice.namespace, service: slice.service, ports: shapeKept ? before.ports : slice.ports, flowPinningOff: slice.flowPinningOff, holdDisabled: slice.holdDisabled, rows: kept, digests: slice.digests };
     this.slices.set(view.key, view);
     this.byId[id] = view;
     let keys = this.byNamespace.get(view.namespace);
@@ -320,7 +362,10 @@ export class EndpointIndex {
   /** `slice` lists the same endpoints in the same order as `kept`: only conditions may differ. */
   private sameLayout(kept: KeptSlice, slice: SliceView): boolean {
     if (kept.rows.length !== slice.size) return false;
-    for (let i = 0; i < slice.size; i++) if (!this.rows.sameIdentity(kept.rows[i] as number, slice, i)) return false;
+    for (let i = 0; i < slice.size; i++) {
+      const identical = slice.keptPositionOf(i);
+      if (identical >= 0 ? identical !== i : !this.rows.sameIdentity(kept.rows[i] as number, slice, i)) return false;
+    }
     return true;
   }
 }

@@ -7,6 +7,11 @@
  *
  * A view lives only while the index compares it with what it keeps: the index keeps every
  * slice of the cluster as rows of packed columns (endpoint-rows.ts), not as views.
+ *
+ * From the protobuf watch a slice's endpoints come encoded, each with a digest of its bytes
+ * (`EncodedEndpoints`): an endpoint whose digest the index kept for that slice is not decoded,
+ * the view answers for it from the kept row (`keptAt`). A readiness flip of a 75-endpoint
+ * slice decodes one endpoint, not 75.
  */
 import { SERVICE_LABEL_FLOW_PINNING, SERVICE_LABEL_FLOW_PINNING_OFF, SERVICE_LABEL_HOLD, SERVICE_LABEL_HOLD_DISABLED } from '../contract.js';
 import { normalizeIp } from '../pod/ips.js';
@@ -28,6 +33,30 @@ export interface SliceEndpoint {
   addresses: readonly string[];
   serving: boolean;
   terminating: boolean;
+}
+
+/** One endpoint as the API shows it (what viewSlice reads of it). */
+export type RawEndpoint = NonNullable<RawSlice['endpoints']>[number];
+
+/**
+ * A slice's endpoints still encoded (the protobuf watch): `size` of them, endpoint i's 64-bit
+ * digest in `digests[2i]` (high half) and `digests[2i + 1]` (low half), decoded on demand.
+ */
+export interface EncodedEndpoints {
+  readonly size: number;
+  readonly digests: Uint32Array;
+  decode(i: number): RawEndpoint;
+}
+
+/** What the index keeps of one slice's endpoints: enough to stand for the byte-identical ones. */
+export interface KeptEndpoints {
+  /** The kept position of an endpoint whose digest is (high, low), trying `hint` first; -1 when none. */
+  find(high: number, low: number, hint: number): number;
+  uidAt(j: number): string;
+  refAt(j: number): string | undefined;
+  nodeAt(j: number): string | undefined;
+  addressListAt(j: number): string | readonly string[];
+  flagsAt(j: number): number;
 }
 
 export const CONDITION_SERVING = 1;
@@ -77,67 +106,86 @@ export class SliceView implements SliceShape {
     /** One address as a string (the common case), several as an array. */
     private readonly addrs: Array<string | readonly string[]>,
     private readonly flags: Uint8Array,
+    /** Endpoint i's digest halves at 2i, 2i + 1 (from the protobuf watch; undefined from JSON). */
+    readonly digests?: Uint32Array,
+    /** Per endpoint, the kept position it is byte-identical to (then not decoded: `kept` answers for it), or -1. */
+    private readonly keptAt?: Int32Array,
+    private readonly kept?: KeptEndpoints,
   ) {}
 
   get size(): number {
     return this.uids.length;
   }
 
+  /**
+   * The position in the slice as the index keeps it of the endpoint byte-identical to endpoint
+   * `i` (same pod, node, addresses and conditions), or -1 (decoded: compare it). Valid until the
+   * index changes the kept slice.
+   */
+  keptPositionOf(i: number): number {
+    return this.keptAt === undefined ? -1 : (this.keptAt[i] as number);
+  }
+
   uidAt(i: number): string {
-    return this.uids[i] as string;
+    const j = this.keptPositionOf(i);
+    return j >= 0 ? (this.kept as KeptEndpoints).uidAt(j) : (this.uids[i] as string);
   }
 
   keyAt(i: number): string {
-    return endpointKey(this.namespace, this.refs[i], this.addressListAt(i));
+    return endpointKey(this.namespace, this.refAt(i), this.addressListAt(i));
   }
 
   nodeAt(i: number): string | undefined {
-    return this.nodes[i];
+    const j = this.keptPositionOf(i);
+    return j >= 0 ? (this.kept as KeptEndpoints).nodeAt(j) : this.nodes[i];
   }
 
   addressesAt(i: number): readonly string[] {
-    const a = this.addrs[i] as string | readonly string[];
+    const a = this.addressListAt(i);
     return typeof a === 'string' ? [a] : a;
   }
 
   /** Calls `fn` with each address of endpoint `i` (no array for the common single address). */
   forEachAddress(i: number, fn: (address: string) => void): void {
-    const a = this.addrs[i] as string | readonly string[];
+    const a = this.addressListAt(i);
     if (typeof a === 'string') fn(a);
     else for (const x of a) fn(x);
   }
 
   hasAddress(i: number, address: string): boolean {
-    const a = this.addrs[i] as string | readonly string[];
+    const a = this.addressListAt(i);
     return typeof a === 'string' ? a === address : a.includes(address);
   }
 
   servingAt(i: number): boolean {
-    return ((this.flags[i] as number) & CONDITION_SERVING) !== 0;
+    return (this.flagsAt(i) & CONDITION_SERVING) !== 0;
   }
 
   terminatingAt(i: number): boolean {
-    return ((this.flags[i] as number) & CONDITION_TERMINATING) !== 0;
+    return (this.flagsAt(i) & CONDITION_TERMINATING) !== 0;
   }
 
   /** Draining (KEP-1672): `isDrainingConditions`. */
   drainingAt(i: number): boolean {
-    return isDrainingConditions(this.flags[i] as number);
+    return isDrainingConditions(this.flagsAt(i));
   }
 
   /** The two condition bits of endpoint `i` (what a kept row stores: `CONDITION_SERVING`, `CONDITION_TERMINATING`). */
   flagsAt(i: number): number {
-    return this.flags[i] as number;
+    const j = this.keptPositionOf(i);
+    return j >= 0 ? (this.kept as KeptEndpoints).flagsAt(j) : (this.flags[i] as number);
   }
 
   /** The pod's name as the slice gives it (see `refs`), or undefined. */
   refAt(i: number): string | undefined {
-    return this.refs[i];
+    const j = this.keptPositionOf(i);
+    return j >= 0 ? (this.kept as KeptEndpoints).refAt(j) : this.refs[i];
   }
 
   /** Endpoint `i`'s addresses as kept: one string, or an array of several. */
   addressListAt(i: number): string | readonly string[] {
-    return this.addrs[i] as string | readonly string[];
+    const j = this.keptPositionOf(i);
+    return j >= 0 ? (this.kept as KeptEndpoints).addressListAt(j) : (this.addrs[i] as string | readonly string[]);
   }
 
   endpoint(i: number): SliceEndpoint {
@@ -150,12 +198,18 @@ export class SliceView implements SliceShape {
   }
 }
 
-/** The raw slice as read (EndpointSliceLike plus the targetRef's uid). */
+/** The raw slice as read (EndpointSliceLike plus the targetRef's uid, and from the protobuf watch its endpoints encoded). */
 export type RawSlice = EndpointSliceLike & {
   endpoints?: Array<NonNullable<EndpointSliceLike['endpoints']>[number] & { targetRef?: { kind?: string; name?: string; namespace?: string; uid?: string } | null }> | null;
+  /** The endpoints still encoded, with digests (the same endpoints `endpoints` decodes). */
+  readonly encoded?: EncodedEndpoints;
 };
 
-export function viewSlice(raw: RawSlice): SliceView {
+/**
+ * The view of `raw`. `keptOf(key)`: what the index keeps of the slice with that key; an encoded
+ * endpoint whose digest it kept is not decoded (see `keptPositionOf`).
+ */
+export function viewSlice(raw: RawSlice, keptOf?: (key: string) => KeptEndpoints | undefined): SliceView {
   const namespace = raw.metadata?.namespace ?? '';
   const key = `${namespace}/${raw.metadata?.name ?? ''}`;
   const serviceName = raw.metadata?.labels?.[SERVICE_NAME_LABEL];
@@ -168,9 +222,9 @@ export function viewSlice(raw: RawSlice): SliceView {
   const nodes: Array<string | undefined> = [];
   const addrs: Array<string | readonly string[]> = [];
   const flags: number[] = [];
-  for (const e of raw.endpoints ?? []) {
+  const add = (e: RawEndpoint): boolean => {
     const addresses = (e.addresses ?? []).filter((a) => typeof a === 'string' && a.trim() !== '').map(normalizeIp);
-    if (addresses.length === 0) continue;
+    if (addresses.length === 0) return false;
     const ref = e.targetRef;
     const refNamespace = ref?.namespace ?? namespace;
     const podRef = ref?.name === undefined ? undefined : refNamespace === namespace ? ref.name : `${refNamespace}/${ref.name}`;
@@ -183,6 +237,43 @@ export function viewSlice(raw: RawSlice): SliceView {
     nodes.push(typeof e.nodeName === 'string' ? e.nodeName : undefined);
     addrs.push(addresses.length === 1 ? (addresses[0] as string) : addresses);
     flags.push((serving ? CONDITION_SERVING : 0) | (terminating ? CONDITION_TERMINATING : 0));
+    return true;
+  };
+  const encoded = raw.encoded;
+  let digests: Uint32Array | undefined;
+  let keptAt: Int32Array | undefined;
+  const kept = encoded === undefined ? undefined : keptOf?.(key);
+  if (encoded === undefined) {
+    for (const e of raw.endpoints ?? []) add(e);
+  } else {
+    digests = new Uint32Array(2 * encoded.size);
+    keptAt = new Int32Array(encoded.size);
+    const claimed = new Set<number>();
+    let n = 0;
+    for (let i = 0; i < encoded.size; i++) {
+      const high = encoded.digests[2 * i] as number;
+      const low = encoded.digests[2 * i + 1] as number;
+      let j = kept === undefined ? -1 : kept.find(high, low, n);
+      // The pod listed twice with the same bytes: the second one is decoded and compared.
+      if (j >= 0 && claimed.has(j)) j = -1;
+      if (j >= 0) {
+        // Byte-identical to a kept endpoint (one without addresses is never kept): the kept row answers for it.
+        claimed.add(j);
+        uids.push('');
+        refs.push(undefined);
+        nodes.push(undefined);
+        addrs.push('');
+        flags.push(0);
+      } else if (!add(encoded.decode(i))) continue;
+      keptAt[n] = j;
+      digests[2 * n] = high;
+      digests[2 * n + 1] = low;
+      n += 1;
+    }
+    if (n < encoded.size) {
+      digests = digests.slice(0, 2 * n);
+      keptAt = keptAt.slice(0, n);
+    }
   }
   return new SliceView(
     key, namespace,
@@ -190,6 +281,6 @@ export function viewSlice(raw: RawSlice): SliceView {
     ports,
     raw.metadata?.labels?.[SERVICE_LABEL_FLOW_PINNING] === SERVICE_LABEL_FLOW_PINNING_OFF,
     raw.metadata?.labels?.[SERVICE_LABEL_HOLD] === SERVICE_LABEL_HOLD_DISABLED,
-    uids, refs, nodes, addrs, Uint8Array.from(flags),
+    uids, refs, nodes, addrs, Uint8Array.from(flags), digests, keptAt, kept,
   );
 }
