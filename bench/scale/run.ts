@@ -35,7 +35,7 @@
  *   node --import tsx --conditions=conndrain-source bench/scale/run.ts [--pods 10000,150000]
  *     [--mix rollout,readiness-storm,ip-churn] [--seconds 60] [--rate 200] [--services 2000]
  *     [--endpoint-debounce 500ms] [--rollout 10000] [--node-flags "..."] [--api-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
- *     [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader] [--mem-peak]
+ *     [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader | --reader-json] [--mem-peak]
  *
  * With two sizes, each mix's CPU per event at the larger over the smaller is printed.
  *
@@ -126,8 +126,13 @@ if (HEAP_DIR !== undefined) mkdirSync(HEAP_DIR, { recursive: true });
 /** `--churn-prof DIR`: a CPU profile and a sampling profile of every allocation (kept or collected) of the agent during the churn, written there (profiling). */
 const PROF_DIR = args.includes('--churn-prof') ? arg('churn-prof', '') : undefined;
 if (PROF_DIR !== undefined) mkdirSync(PROF_DIR, { recursive: true });
-/** `--reader`: beside the agent, a process that only reads and JSON.parses the same slice watch (reader-child.ts): the CPU floor of any Node.js reader of those bytes. */
-const READER = args.includes('--reader');
+/**
+ * `--reader`: beside the agent, a process that only reads the same slice watch as the agent
+ * does (protobuf, endpoints left encoded; reader-child.ts): the CPU floor of any Node.js reader
+ * of those bytes. `--reader-json`: the same reader asking for JSON and JSON.parsing each line.
+ */
+const READER = args.includes('--reader') || args.includes('--reader-json');
+const READER_ENCODING = args.includes('--reader-json') ? 'json' : 'protobuf';
 /** `--soak MINUTES`: instead of one rollout, replace the rollout's pods again and again for this long, sampling the agent's memory. */
 const SOAK_MIN = args.includes('--soak') ? Number(arg('soak', '60')) : undefined;
 /** Seconds between the soak's memory samples. */
@@ -295,7 +300,7 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
     const settledMb = procStatus(pid, 'VmRSS');
     const heapAfterList = await heapOf(agent, HEAP_DIR === undefined ? undefined : join(HEAP_DIR, `agent-${pods}-after-list.heapsnapshot`));
     if (READER) {
-      reader = new Child(spawn(process.execPath, ['--import', 'tsx', '--conditions=conndrain-source', join(REPO, 'bench/scale/reader-child.ts'), String(apiReady.url)], { cwd: REPO }));
+      reader = new Child(spawn(process.execPath, ['--import', 'tsx', '--conditions=conndrain-source', join(REPO, 'bench/scale/reader-child.ts'), String(apiReady.url), READER_ENCODING], { cwd: REPO }));
       await reader.waitFor('ready', 120_000);
     }
     const readerPid = reader?.proc.pid;
@@ -433,7 +438,7 @@ try {
   }
   row('churn: pod events, seconds', (r) => `${r.churnEvents} in ${r.churnS.toFixed(0)}`);
   row('agent CPU during the churn, % of a core', (r) => r.cpuPct.toFixed(1));
-  if (READER) row('parse-only reader CPU (--reader), % of a core; agent / reader', (r) => (r.readerCpuPct === undefined ? '-' : `${r.readerCpuPct.toFixed(1)}; ${(r.cpuPct / r.readerCpuPct).toFixed(2)}x`));
+  if (READER) row(`${READER_ENCODING} reader CPU (--reader), % of a core; agent / reader`, (r) => (r.readerCpuPct === undefined ? '-' : `${r.readerCpuPct.toFixed(1)}; ${(r.cpuPct / r.readerCpuPct).toFixed(2)}x`));
   row('agent CPU per pod event, ms', (r) => ((r.churnCpuS * 1000) / r.churnEvents).toFixed(3));
   row('agent log lines (its level), whole run', (r) => String(r.logLines));
   row('agent event-loop delay: p50, p99, max ms', (r) => [r.loop.p50, r.loop.p99, r.loop.max].map((v) => (v as number).toFixed(0)).join(', '));
