@@ -226,3 +226,17 @@ test('a readiness flip from the protobuf watch decodes the flipped endpoint only
   assert.equal(decodes.n, 7);
   assert.equal(index.isDraining(UIDS[1] as string), false);
 });
+
+test('a view read against a kept slice that was replaced since is refused, not applied to the wrong rows', () => {
+  const spec: SliceSpec = {
+    key: 'a', namespace: 'shop', service: 'web', ports: [[8080, 'TCP']], pinOff: false, holdOff: false,
+    endpoints: UIDS.slice(0, 2).map((uid, i) => ({ uid, addresses: [ADDRESSES[i] as string], withNode: true, serving: true, terminating: false })),
+  };
+  const index = new EndpointIndex((ns) => OPTED_IN.has(ns));
+  const decodes = { n: 0 };
+  index.upsert(viewSlice(encodedRaw(raw(spec), decodes), (key) => index.keptEndpoints(key)));
+  const stale = viewSlice(encodedRaw(raw(spec), decodes), (key) => index.keptEndpoints(key));
+  index.upsert(viewSlice(encodedRaw(raw(edited(spec, { edit: 'a', kind: 'drop', n: 0 })), decodes), (key) => index.keptEndpoints(key)));
+  assert.throws(() => index.upsert(stale), /since replaced/);
+  assert.throws(() => index.changedBy(stale), /since replaced/);
+});

@@ -93,6 +93,7 @@ export class EndpointIndex {
     const rows = this.rows;
     const rowAt = (j: number): number => kept.rows[j] as number;
     return {
+      source: kept,
       find(high: number, low: number, hint: number): number {
         if (digests[2 * hint] === high && digests[2 * hint + 1] === low) return hint;
         for (let j = 0; j < kept.rows.length; j++) if (digests[2 * j] === high && digests[2 * j + 1] === low) return j;
@@ -113,6 +114,7 @@ export class EndpointIndex {
    */
   changedBy(slice: SliceView): Set<string> {
     const before = this.slices.get(slice.key);
+    checkKeptSource(slice, before);
     const out = new Set<string>();
     if (before === undefined || !sameShape(before, slice)) {
       for (const row of before?.rows ?? []) out.add(this.rows.uidOf(row));
@@ -140,6 +142,7 @@ export class EndpointIndex {
   upsert(slice: SliceView): Set<string> {
     const touched = new Set<string>();
     const before = this.slices.get(slice.key);
+    checkKeptSource(slice, before);
     const shapeKept = before !== undefined && sameShape(before, slice);
     if (before !== undefined && shapeKept && this.sameLayout(before, slice)) {
       // The common rewrite (a readiness flip): conditions only, changed in place.
@@ -368,6 +371,12 @@ export class EndpointIndex {
     }
     return true;
   }
+}
+
+/** A view whose endpoints stand for kept rows must meet the kept slice it was read against (its positions are that slice's). */
+function checkKeptSource(slice: SliceView, kept: KeptSlice | undefined): void {
+  const source = slice.keptSource;
+  if (source !== undefined && source !== kept) throw new Error(`endpoint index: a view of ${slice.key} read against a kept slice since replaced`);
 }
 
 function hasTarget(targets: readonly EndpointTarget[], address: string, port: number, protocol: string): boolean {

@@ -50,6 +50,8 @@ export interface EncodedEndpoints {
 
 /** What the index keeps of one slice's endpoints: enough to stand for the byte-identical ones. */
 export interface KeptEndpoints {
+  /** The kept slice these answer for (the index checks that a view is upserted against it). */
+  readonly source: object;
   /** The kept position of an endpoint whose digest is (high, low), trying `hint` first; -1 when none. */
   find(high: number, low: number, hint: number): number;
   uidAt(j: number): string;
@@ -124,6 +126,11 @@ export class SliceView implements SliceShape {
    */
   keptPositionOf(i: number): number {
     return this.keptAt === undefined ? -1 : (this.keptAt[i] as number);
+  }
+
+  /** The kept slice some endpoints stand for (`KeptEndpoints.source`), if any. */
+  get keptSource(): object | undefined {
+    return this.keptAt?.some((j) => j >= 0) === true ? this.kept?.source : undefined;
   }
 
   uidAt(i: number): string {
