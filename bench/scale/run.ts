@@ -113,9 +113,9 @@ const MALLOC_ENV = Object.fromEntries(
  * at 150,000 pods) on a machine whose two cores the agent, kube-proxy's reader and the churn
  * share, so V8's background markers fall behind and it marks 20-30 MB in one task: stalls of
  * 300-500 ms, which reached the agent's latency as late events. Marking steps only on
- * allocation (64 KB each, no catch-up task) and 16 MB semi-spaces (less promoted garbage to
- * mark; at 64 MB a scavenge copying its survivors took 65-75 ms) keep its stalls near 40 ms
- * (150,000-pod rollout, 30 s). A real API server is Go, with a concurrent collector.
+ * allocation (64 KB each, no catch-up task) keep its stalls near 40 ms (150,000-pod rollout,
+ * 30 s). The semi-spaces are node's default, 16 MB, pinned: at 64 MB a scavenge copying its
+ * survivors took 65-75 ms. A real API server is Go, with a concurrent collector.
  */
 const DEFAULT_API_FLAGS = '--max-semi-space-size=16 --no-incremental-marking-task';
 /** `--api-flags "..."`: node/V8 flags for the API stand-in child (space-separated); by default `DEFAULT_API_FLAGS`. */
