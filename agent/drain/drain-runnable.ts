@@ -135,6 +135,14 @@ export class DrainRunnable implements Runnable, HandedSessions {
     if (this.sessions.has(rec.drainId)) return;
     const { events, metrics, logger: log } = this.options;
     const pod = sessionPodOfRecord(rec);
+    if (rec.ended === true) {
+      // The drain ended; only its DrainInterrupted is due (counted by the instance that found it).
+      if (rec.interruptedUnposted !== true) return;
+      this.sessions.keepEndedUnposted(rec);
+      const posted = events.drainInterrupted(pod, interruptedMessage(rec, ''), () => this.sessions.interruptedRecorded(rec.drainId));
+      if (!posted) this.sessions.interruptedRecorded(rec.drainId);
+      return;
+    }
     if (interrupted) {
       metrics.drainsInterrupted.inc();
       log.warn({ pod: rec.key, ips: rec.ips, drainId: rec.drainId, holder: rec.holder, startedAtMs: rec.startedAtMs }, 'drain interrupted: the agent holding its preStop call died; the kubelet saw a reset and went on');
@@ -144,7 +152,7 @@ export class DrainRunnable implements Runnable, HandedSessions {
     if (interrupted || rec.interruptedUnposted === true) {
       const who = interrupted ? `(${rec.holder}) ` : '';
       this.sessions.markInterruptedUnposted(rec.drainId);
-      const posted = events.drainInterrupted(pod, `the conndrain agent instance holding this pod's preStop call ${who}stopped without answering it (crash or kill); the kubelet ended the hook early. The drain (IPVS hold, flow count) goes on; started ${new Date(rec.startedAtMs).toISOString()}`, () => this.sessions.interruptedRecorded(rec.drainId));
+      const posted = events.drainInterrupted(pod, interruptedMessage(rec, who), () => this.sessions.interruptedRecorded(rec.drainId));
       if (!posted) this.sessions.interruptedRecorded(rec.drainId);
     }
     if (rec.startedPosted) events.drainResumed(pod);
@@ -192,3 +200,7 @@ export class DrainRunnable implements Runnable, HandedSessions {
   }
 }
 
+/** DrainInterrupted's message; `who`: the instance that held the call, when this one found it cut. */
+function interruptedMessage(rec: SessionRecord, who: string): string {
+  return `the conndrain agent instance holding this pod's preStop call ${who}stopped without answering it (crash or kill); the kubelet ended the hook early. The drain (IPVS hold, flow count) goes on; started ${new Date(rec.startedAtMs).toISOString()}`;
+}

@@ -197,6 +197,8 @@ export class DrainSessions {
   private readonly sessions = new Map<string, DrainSession>();
   /** Drain ids whose DrainInterrupted Event is due and not recorded yet (kept in the state file until it is). */
   private readonly interruptedUnposted = new Set<string>();
+  /** Ended drains' records kept only for their unposted DrainInterrupted. */
+  private readonly endedUnposted = new Map<string, SessionRecord>();
   private readonly forget = new Map<string, TimerHandle>();
   /** Drain ids of pods that left the API, oldest first. */
   private readonly gone = new Map<string, GoneDrain>();
@@ -264,17 +266,33 @@ export class DrainSessions {
     return session;
   }
 
-  /** The sessions not finished yet, as the state file keeps them. */
+  /**
+   * The sessions not finished yet, as the state file keeps them, and those finished whose
+   * DrainInterrupted Event the API has not taken yet (`ended`: kept only to post it; a resumed
+   * session of a pod already gone ends at once, and its Event must outlive it).
+   */
   openRecords(holder: string, handedOver: boolean): SessionRecord[] {
     const out: SessionRecord[] = [];
     for (const s of this.sessions.values()) {
-      if (s.summary !== undefined) continue;
+      const unposted = this.interruptedUnposted.has(s.drainId);
+      if (s.summary !== undefined && !unposted) continue;
       out.push({
         drainId: s.drainId, uid: s.pod.uid, key: s.pod.key, nodeName: s.pod.nodeName, ips: s.pod.ips, startedAtMs: s.startedMs, minDrainMs: s.settings.minDrainMs, drainMs: s.settings.drainMs, startedPosted: true, holder, handedOver,
-        ...(this.interruptedUnposted.has(s.drainId) ? { interruptedUnposted: true as const } : {}),
+        ...(unposted ? { interruptedUnposted: true as const } : {}),
+        ...(s.summary !== undefined ? { ended: true as const } : {}),
       });
     }
+    for (const r of this.endedUnposted.values()) {
+      if (!this.sessions.has(r.drainId)) out.push({ ...r, holder, handedOver, interruptedUnposted: true, ended: true });
+    }
     return out;
+  }
+
+  /** A record of an ended drain kept only for its unposted DrainInterrupted (see `openRecords`). */
+  keepEndedUnposted(record: SessionRecord): void {
+    this.endedUnposted.set(record.drainId, record);
+    this.interruptedUnposted.add(record.drainId);
+    this.options.onChange?.();
   }
 
   /** A DrainInterrupted Event for `drainId` is being posted: the state file says so until it is recorded. */
@@ -284,6 +302,7 @@ export class DrainSessions {
 
   /** The DrainInterrupted Event of `drainId` is recorded. */
   interruptedRecorded(drainId: string): void {
+    this.endedUnposted.delete(drainId);
     if (this.interruptedUnposted.delete(drainId)) this.options.onChange?.();
   }
 

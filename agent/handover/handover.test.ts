@@ -146,6 +146,40 @@ test('a DrainInterrupted the API never took stays due in the state file: the nex
   }
 });
 
+// FAULT_SEED=4241708189 again (2026-12-07): the session cut by the kill -9 was of a pod deleted
+// just before; the next agent resumed it while the API was down, the drain ended at once
+// (pod-gone), and with it the record that kept the Event due; that agent was then handed over.
+test('a DrainInterrupted the API never took outlives the drain when its pod is already gone: the next agent posts it', async () => {
+  const path = rig.path('interrupted-unposted-gone.json');
+  const ct = new MemoryConntrack();
+  // No pod g1 in the API: it was deleted while its call was cut.
+  const session: SessionRecord = { drainId: 'drain-g1', uid: 'uid-g1', key: 'shop/g1', nodeName: 'node-g', ips: ['10.7.2.1'], startedAtMs: Date.now() - 500, minDrainMs: 1000, drainMs: 20_000, startedPosted: true, holder: 'node-g.dead0000', handedOver: false };
+  writeFileSync(path, JSON.stringify({ version: 2, writtenAt: 'x', owner: { instance: 'node-g.dead0000', startedAtMs: 1 }, pods: [], holds: [], sessions: [session] }));
+  let refused = 0;
+  const first = await rig.makeAgent('node-g', memoryNetlink(ct, new MemoryIpvs()), {
+    stateFile: path, flags: { flowPollInterval: '50ms', conntrackEvents: 'false', ipvsHold: 'false' },
+    deps: { eventSink: () => { refused += 1; return Promise.reject(Object.assign(new Error('API down'), { statusCode: 503 })); } },
+  });
+  await first.start();
+  try {
+    await until('the Event was tried', () => refused > 0);
+    await until('the state file keeps it due, the drain ended', () => readState(path).sessions.some((s) => s.drainId === 'drain-g1' && s.interruptedUnposted === true && s.ended === true));
+  } finally {
+    await first.stop();
+  }
+  assert.deepEqual(readState(path).sessions.map((s) => [s.drainId, s.interruptedUnposted, s.ended]), [['drain-g1', true, true]]);
+  assert.deepEqual(reasonsOf('g1'), []);
+  const second = await makeAgent('node-g', path, ct);
+  await second.start();
+  try {
+    await until('DrainInterrupted posted by the next agent', () => reasonsOf('g1').includes('DrainInterrupted'));
+    await until('nothing left in the state file', () => readState(path).sessions.every((s) => s.drainId !== 'drain-g1'));
+    assert.deepEqual(reasonsOf('g1'), ['DrainInterrupted'], 'no drain continued: no DrainFinished');
+  } finally {
+    await second.stop();
+  }
+});
+
 test('overlap: a newer agent takes the state file over; the older one hands over on SIGTERM (answers its held call when the flow closes), nothing is interrupted', async () => {
   const path = rig.path('overlap.json');
   const ct = new MemoryConntrack();

@@ -45,6 +45,11 @@ export interface SessionRecord {
    * recorded yet (the API was down): the next instance posts it, even after a handover.
    */
   interruptedUnposted?: true;
+  /**
+   * The drain itself ended (its pod went, say) while that Event was still unposted: the record is
+   * kept only to post it, and the next instance continues no drain for it.
+   */
+  ended?: true;
 }
 
 export interface AgentState {
@@ -76,7 +81,8 @@ function validSession(s: unknown): s is SessionRecord {
     && (s.nodeName === undefined || typeof s.nodeName === 'string') && Array.isArray(s.ips) && s.ips.every((ip) => typeof ip === 'string')
     && typeof s.startedAtMs === 'number' && typeof s.minDrainMs === 'number' && typeof s.drainMs === 'number'
     && typeof s.startedPosted === 'boolean' && typeof s.holder === 'string' && typeof s.handedOver === 'boolean'
-    && (s.interruptedUnposted === undefined || s.interruptedUnposted === true);
+    && (s.interruptedUnposted === undefined || s.interruptedUnposted === true)
+    && (s.ended === undefined || s.ended === true);
 }
 
 function validOwner(o: unknown): o is StateOwner {

@@ -58,7 +58,7 @@ const FAIR_MS = 1000;
  * While an agent bug this run finds is open, the run is a todo (it runs, prints its seed and
  * violations, and does not fail the suite); FAULT_STRICT=1 makes it fail. Clear it once fixed.
  */
-const OPEN_BUG = 'open: FAULT_SEED=4241708189, replayed 2026-12-07 (and on 3003a22): a preStop call cut by a kill -9 0.4 s after its pod was DELETED, its session in the state file, got no DrainInterrupted Event from the next agent (11 handovers in that run). Before: after the fixes of 2026-12-05 (a stale slice outranking the pod watch on IP reuse; pods that came and went in a watch gap; a DrainInterrupted the API never took, lost when its agent stopped: FAULT_SEED=4241708189 in CI) 9 runs of 8 seeds passed; it stays a todo until it has run green in CI a few rounds (strict mode still fails on preStop calls answered 404 for a pod created in a watch gap and gone before the relist)';
+const OPEN_BUG = 'no open finding: FAULT_SEED=4241708189 replayed 2026-12-07 with a DrainInterrupted lost when the cut session was of a pod already gone (the resumed drain ended at once and took the due Event with it; fixed, agent/handover/handover.test.ts). Before: after the fixes of 2026-12-05 (a stale slice outranking the pod watch on IP reuse; pods that came and went in a watch gap; a DrainInterrupted the API never took, lost when its agent stopped: FAULT_SEED=4241708189 in CI) 9 runs of 8 seeds passed; it stays a todo until it has run green in CI a few rounds (strict mode still fails on preStop calls answered 404 for a pod created in a watch gap and gone before the relist)';
 const SVC: IpvsServiceKey = { family: 4, protocol: 'tcp', address: '10.96.0.10', port: 80 };
 
 /** mulberry32: small, seedable, good enough to pick steps. */
