@@ -110,6 +110,22 @@ test('a session whose holder is gone without a handover (kill -9) is reported on
   }
 });
 
+/** A state file whose one session, of `pod` on `node`, was held by an instance that died (a kill -9 cut its call). */
+function writeCutSession(path: string, pod: string, node: string, ip: string): void {
+  const session: SessionRecord = { drainId: `drain-${pod}`, uid: `uid-${pod}`, key: `shop/${pod}`, nodeName: node, ips: [ip], startedAtMs: Date.now() - 500, minDrainMs: 1000, drainMs: 20_000, startedPosted: true, holder: `${node}.dead0000`, handedOver: false };
+  writeFileSync(path, JSON.stringify({ version: 2, writtenAt: 'x', owner: { instance: `${node}.dead0000`, startedAtMs: 1 }, pods: [], holds: [], sessions: [session] }));
+}
+
+/** An agent whose every Event write the API refuses (503), and how many it tried. */
+async function agentWithEventsRefused(node: string, path: string, ct: MemoryConntrack): Promise<{ agent: Awaited<ReturnType<typeof rig.makeAgent>>; refused: () => number }> {
+  let refused = 0;
+  const agent = await rig.makeAgent(node, memoryNetlink(ct, new MemoryIpvs()), {
+    stateFile: path, flags: { flowPollInterval: '50ms', conntrackEvents: 'false', ipvsHold: 'false' },
+    deps: { eventSink: () => { refused += 1; return Promise.reject(Object.assign(new Error('API down'), { statusCode: 503 })); } },
+  });
+  return { agent, refused: () => refused };
+}
+
 // Found with FAULT_SEED=4241708189 (in CI): the agent that found a session cut by a kill -9
 // queued its DrainInterrupted while the API was down, then handed over; the Event waited only in
 // its memory, and the next agent saw a handed-over session, not an interrupted one.
@@ -118,16 +134,11 @@ test('a DrainInterrupted the API never took stays due in the state file: the nex
   const ct = new MemoryConntrack();
   await openFlow(ct, '10.7.1.1');
   server.putPod(managedPod({ name: 'u1', nodeName: 'node-u', ips: ['10.7.1.1'], drain: '20s', minDrain: '1s' }));
-  const session: SessionRecord = { drainId: 'drain-u1', uid: 'uid-u1', key: 'shop/u1', nodeName: 'node-u', ips: ['10.7.1.1'], startedAtMs: Date.now() - 500, minDrainMs: 1000, drainMs: 20_000, startedPosted: true, holder: 'node-u.dead0000', handedOver: false };
-  writeFileSync(path, JSON.stringify({ version: 2, writtenAt: 'x', owner: { instance: 'node-u.dead0000', startedAtMs: 1 }, pods: [], holds: [], sessions: [session] }));
-  let refused = 0;
-  const first = await rig.makeAgent('node-u', memoryNetlink(ct, new MemoryIpvs()), {
-    stateFile: path, flags: { flowPollInterval: '50ms', conntrackEvents: 'false', ipvsHold: 'false' },
-    deps: { eventSink: () => { refused += 1; return Promise.reject(Object.assign(new Error('API down'), { statusCode: 503 })); } },
-  });
+  writeCutSession(path, 'u1', 'node-u', '10.7.1.1');
+  const { agent: first, refused } = await agentWithEventsRefused('node-u', path, ct);
   await first.start();
   try {
-    await until('the Event was tried', () => refused > 0);
+    await until('the Event was tried', () => refused() > 0);
     await until('the state file says it is due', () => readState(path).sessions.some((s) => s.drainId === 'drain-u1' && s.interruptedUnposted === true));
   } finally {
     await first.stop(); // a graceful stop: the session is handed over
@@ -153,16 +164,11 @@ test('a DrainInterrupted the API never took outlives the drain when its pod is a
   const path = rig.path('interrupted-unposted-gone.json');
   const ct = new MemoryConntrack();
   // No pod g1 in the API: it was deleted while its call was cut.
-  const session: SessionRecord = { drainId: 'drain-g1', uid: 'uid-g1', key: 'shop/g1', nodeName: 'node-g', ips: ['10.7.2.1'], startedAtMs: Date.now() - 500, minDrainMs: 1000, drainMs: 20_000, startedPosted: true, holder: 'node-g.dead0000', handedOver: false };
-  writeFileSync(path, JSON.stringify({ version: 2, writtenAt: 'x', owner: { instance: 'node-g.dead0000', startedAtMs: 1 }, pods: [], holds: [], sessions: [session] }));
-  let refused = 0;
-  const first = await rig.makeAgent('node-g', memoryNetlink(ct, new MemoryIpvs()), {
-    stateFile: path, flags: { flowPollInterval: '50ms', conntrackEvents: 'false', ipvsHold: 'false' },
-    deps: { eventSink: () => { refused += 1; return Promise.reject(Object.assign(new Error('API down'), { statusCode: 503 })); } },
-  });
+  writeCutSession(path, 'g1', 'node-g', '10.7.2.1');
+  const { agent: first, refused } = await agentWithEventsRefused('node-g', path, ct);
   await first.start();
   try {
-    await until('the Event was tried', () => refused > 0);
+    await until('the Event was tried', () => refused() > 0);
     await until('the state file keeps it due, the drain ended', () => readState(path).sessions.some((s) => s.drainId === 'drain-g1' && s.interruptedUnposted === true && s.ended === true));
   } finally {
     await first.stop();

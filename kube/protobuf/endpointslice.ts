@@ -89,7 +89,11 @@ export function readPort(r: ProtoReader): { name?: string; protocol?: string; po
   return out;
 }
 
-/** EndpointSlice: metadata 1, endpoints 2, ports 3, addressType 4. A BOOKMARK's is metadata only. */
+/**
+ * EndpointSlice: metadata 1, endpoints 2, ports 3, addressType 4. A BOOKMARK's is metadata only.
+ * Every endpoint decoded at once: the watch reads slices lazily (lazy-endpointslice.ts), and
+ * this plain decoder is what that one is tested against.
+ */
 export function readEndpointSlice(buf: Buffer, start: number, end: number): EndpointSliceJson {
   const r = new ProtoReader(buf, start, end);
   const out: EndpointSliceJson = { kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1', metadata: {} };

@@ -202,11 +202,16 @@ test('EndpointIndex answers as a scan of every slice over random upserts and rem
   }), { numRuns: 400 });
 });
 
-test('a readiness flip from the protobuf watch decodes the flipped endpoint only, and moves the index as the JSON would', () => {
-  const spec: SliceSpec = {
+/** Slice `shop/a` of Service web: the first `n` pods, serving. */
+function servingSlice(n: number): SliceSpec {
+  return {
     key: 'a', namespace: 'shop', service: 'web', ports: [[8080, 'TCP']], pinOff: false, holdOff: false,
-    endpoints: UIDS.slice(0, 3).map((uid, i) => ({ uid, addresses: [ADDRESSES[i] as string], withNode: true, serving: true, terminating: false })),
+    endpoints: UIDS.slice(0, n).map((uid, i) => ({ uid, addresses: [ADDRESSES[i] as string], withNode: true, serving: true, terminating: false })),
   };
+}
+
+test('a readiness flip from the protobuf watch decodes the flipped endpoint only, and moves the index as the JSON would', () => {
+  const spec = servingSlice(3);
   const index = new EndpointIndex((ns) => OPTED_IN.has(ns));
   const decodes = { n: 0 };
   index.upsert(viewSlice(encodedRaw(raw(spec), decodes), (key) => index.keptEndpoints(key)));
@@ -228,10 +233,7 @@ test('a readiness flip from the protobuf watch decodes the flipped endpoint only
 });
 
 test('a view read against a kept slice that was replaced since is refused, not applied to the wrong rows', () => {
-  const spec: SliceSpec = {
-    key: 'a', namespace: 'shop', service: 'web', ports: [[8080, 'TCP']], pinOff: false, holdOff: false,
-    endpoints: UIDS.slice(0, 2).map((uid, i) => ({ uid, addresses: [ADDRESSES[i] as string], withNode: true, serving: true, terminating: false })),
-  };
+  const spec = servingSlice(2);
   const index = new EndpointIndex((ns) => OPTED_IN.has(ns));
   const decodes = { n: 0 };
   index.upsert(viewSlice(encodedRaw(raw(spec), decodes), (key) => index.keptEndpoints(key)));
