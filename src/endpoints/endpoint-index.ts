@@ -94,6 +94,7 @@ export class EndpointIndex {
     const rowAt = (j: number): number => kept.rows[j] as number;
     return {
       source: kept,
+      size: kept.rows.length,
       find(high: number, low: number, hint: number): number {
         if (digests[2 * hint] === high && digests[2 * hint + 1] === low) return hint;
         for (let j = 0; j < kept.rows.length; j++) if (digests[2 * j] === high && digests[2 * j + 1] === low) return j;

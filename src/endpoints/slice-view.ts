@@ -52,6 +52,8 @@ export interface EncodedEndpoints {
 export interface KeptEndpoints {
   /** The kept slice these answer for (the index checks that a view is upserted against it). */
   readonly source: object;
+  /** How many endpoints are kept (positions 0 to size - 1). */
+  readonly size: number;
   /** The kept position of an endpoint whose digest is (high, low), trying `hint` first; -1 when none. */
   find(high: number, low: number, hint: number): number;
   uidAt(j: number): string;
@@ -255,17 +257,18 @@ export function viewSlice(raw: RawSlice, keptOf?: (key: string) => KeptEndpoints
   } else {
     digests = new Uint32Array(2 * encoded.size);
     keptAt = new Int32Array(encoded.size);
-    const claimed = new Set<number>();
+    // Kept positions already stood for (a byte array: this runs for every watch event).
+    const claimed = new Uint8Array(kept?.size ?? 0);
     let n = 0;
     for (let i = 0; i < encoded.size; i++) {
       const high = encoded.digests[2 * i] as number;
       const low = encoded.digests[2 * i + 1] as number;
       let j = kept === undefined ? -1 : kept.find(high, low, n);
       // The pod listed twice with the same bytes: the second one is decoded and compared.
-      if (j >= 0 && claimed.has(j)) j = -1;
+      if (j >= 0 && claimed[j] === 1) j = -1;
       if (j >= 0) {
         // Byte-identical to a kept endpoint (one without addresses is never kept): the kept row answers for it.
-        claimed.add(j);
+        claimed[j] = 1;
         uids.push('');
         refs.push(undefined);
         nodes.push(undefined);
