@@ -17,8 +17,8 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { HeldServer } from '../ipvs/ipvs-hold.js';
-import type { SessionRecord, StateOwner } from '../runtime/state-file.js';
-import { validHold } from '../runtime/index.js';
+import type { SessionLists, SessionRecord, StateOwner } from '../runtime/state-file.js';
+import { joinEnded, splitEnded, validHold } from '../runtime/index.js';
 
 const MAX_LINE = 16 * 1024 * 1024;
 
@@ -26,8 +26,8 @@ type Message =
   | { type: 'hello'; instance: string; startedAtMs: number }
   | { type: 'take' }
   | { type: 'holds'; holds: HeldServer[] }
-  | { type: 'sessions'; sessions: SessionRecord[] }
-  | { type: 'bye'; sessions: SessionRecord[]; holds?: HeldServer[] };
+  | ({ type: 'sessions' } & SessionLists)
+  | ({ type: 'bye'; holds?: HeldServer[] } & SessionLists);
 
 /** The well-formed holds of a message (anything else in the list is dropped). */
 function holdsOf(list: unknown): HeldServer[] {
@@ -96,7 +96,7 @@ export class HandoverListener {
   publish(): void {
     if (this.peers.size === 0) return;
     const sessions = this.openSessions();
-    for (const peer of this.peers) send(peer, { type: 'sessions', sessions });
+    for (const peer of this.peers) send(peer, { type: 'sessions', ...splitEnded(sessions) });
   }
 
   get connected(): number {
@@ -107,7 +107,7 @@ export class HandoverListener {
   async bye(sessions: SessionRecord[], holds: HeldServer[] = []): Promise<void> {
     this.closing = true;
     await Promise.all([...this.peers].map((peer) => new Promise<void>((resolve) => {
-      peer.end(`${JSON.stringify({ type: 'bye', sessions, holds } satisfies Message)}\n`, () => resolve());
+      peer.end(`${JSON.stringify({ type: 'bye', ...splitEnded(sessions), holds } satisfies Message)}\n`, () => resolve());
     })));
     this.close();
   }
@@ -140,7 +140,7 @@ export class HandoverListener {
       });
       this.log.info({ peer: m.instance }, 'handover: a newer agent instance connected; it owns the state file now');
       this.superseded({ instance: m.instance, startedAtMs: m.startedAtMs });
-      send(socket, { type: 'sessions', sessions: this.openSessions() });
+      send(socket, { type: 'sessions', ...splitEnded(this.openSessions()) });
     });
   }
 }
@@ -182,8 +182,8 @@ export function followInstance(instance: string, self: StateOwner, log: Logger, 
     if ((m.type !== 'sessions' && m.type !== 'bye') || !Array.isArray(m.sessions)) return;
     if (m.type === 'bye') {
       said = true;
-      handlers.bye(m.sessions, holdsOf(m.holds));
-    } else handlers.sessions(m.sessions);
+      handlers.bye(joinEnded(m.sessions, m.endedUnposted), holdsOf(m.holds));
+    } else handlers.sessions(joinEnded(m.sessions, m.endedUnposted));
   });
   socket.on('error', () => undefined);
   socket.on('close', () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseState, StateWriter, STATE_VERSION, type AgentState, type SessionRecord } from './state-file.js';
+import { parseState, StateWriter, STATE_VERSION, writeStateAtomic, type AgentState, type SessionRecord } from './state-file.js';
 
 const session: SessionRecord = { drainId: 'd1', uid: 'u1', key: 'shop/a', nodeName: 'node-1', ips: ['10.0.0.1'], startedAtMs: 5, minDrainMs: 1000, drainMs: 30_000, startedPosted: true, holder: 'i-1', handedOver: false };
 
@@ -16,6 +16,25 @@ test('state file: version 1 is read with no sessions; version 2 round-trips sess
   assert.deepEqual(v2.owner, { instance: 'i-1', startedAtMs: 3 });
   assert.throws(() => parseState(JSON.stringify({ version: 2, writtenAt: 'y', pods: [], holds: [], sessions: [{ ...session, startedAtMs: 'soon' }] })), /sessions/);
   assert.throws(() => parseState(JSON.stringify({ version: 3, pods: [], holds: [] })), /version/);
+});
+
+test('state file: an ended session kept for its DrainInterrupted is written apart (endedUnposted), so an older agent reading sessions never resumes it; both layouts read back', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cd-state-ended-'));
+  try {
+    const path = join(dir, 'state.json');
+    const ended: SessionRecord = { ...session, drainId: 'd2', uid: 'u2', interruptedUnposted: true, ended: true };
+    const state: AgentState = { version: STATE_VERSION, writtenAt: 'z', pods: [], holds: [], sessions: [session, ended] };
+    await writeStateAtomic(path, state);
+    const raw = JSON.parse(readFileSync(path, 'utf8')) as { sessions: SessionRecord[]; endedUnposted: SessionRecord[] };
+    assert.deepEqual(raw.sessions, [session], 'what an agent older than endedUnposted reads: the running drain only');
+    assert.deepEqual(raw.endedUnposted.map((s) => [s.drainId, s.interruptedUnposted, s.ended]), [['d2', true, undefined]]);
+    assert.deepEqual(parseState(readFileSync(path, 'utf8')).sessions, [session, ended]);
+    // The previous layout (the ended record among the sessions, flagged) still reads.
+    assert.deepEqual(parseState(JSON.stringify({ ...state, sessions: [session, ended] })).sessions, [session, ended]);
+    assert.throws(() => parseState(JSON.stringify({ ...state, sessions: [], endedUnposted: [{ drainId: 'd3' }] })), /endedUnposted/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('state writer: a first change is written at once; a burst after it is one write, at least the gap later, with the last state', async () => {

@@ -47,9 +47,41 @@ export interface SessionRecord {
   interruptedUnposted?: true;
   /**
    * The drain itself ended (its pod went, say) while that Event was still unposted: the record is
-   * kept only to post it, and the next instance continues no drain for it.
+   * kept only to post it, and the next instance continues no drain for it. On disk and on the
+   * handover link these records go in a list of their own (`endedUnposted`, see `splitEnded`).
    */
   ended?: true;
+}
+
+/**
+ * Sessions as the state file and the handover link carry them: the ended ones (kept only for
+ * their DrainInterrupted) apart from `sessions`. An agent older than that list reads `sessions`
+ * only and would resume an ended record there as a running drain (a rollback, or a handover to
+ * an older version); it ignores a field it does not know, so it posts no Event and continues
+ * nothing.
+ */
+export interface SessionLists {
+  sessions: SessionRecord[];
+  endedUnposted?: SessionRecord[];
+}
+
+/** `records` as `SessionLists` (`endedUnposted` only when there is one). */
+export function splitEnded(records: readonly SessionRecord[]): SessionLists {
+  const sessions: SessionRecord[] = [];
+  const ended: SessionRecord[] = [];
+  for (const r of records) {
+    if (r.ended === true) {
+      const { ended: _, ...rest } = r;
+      ended.push(rest);
+    } else sessions.push(r);
+  }
+  return ended.length === 0 ? { sessions } : { sessions, endedUnposted: ended };
+}
+
+/** The records `splitEnded` split (`ended` set again); `endedUnposted` not a list counts as none. */
+export function joinEnded(sessions: readonly SessionRecord[], endedUnposted: unknown): SessionRecord[] {
+  const ended = Array.isArray(endedUnposted) ? endedUnposted.filter(validSession) : [];
+  return [...sessions, ...ended.map((r) => ({ ...r, ended: true as const }))];
 }
 
 export interface AgentState {
@@ -97,8 +129,9 @@ export function parseState(text: string): AgentState {
   if (!Array.isArray(raw.holds) || !raw.holds.every(validHold)) throw new Error('"holds" is not a list of held IPVS servers');
   const sessions: unknown = raw.version === 1 ? [] : raw.sessions;
   if (!Array.isArray(sessions) || !sessions.every(validSession)) throw new Error('"sessions" is not a list of drain sessions');
+  if (raw.endedUnposted !== undefined && (!Array.isArray(raw.endedUnposted) || !raw.endedUnposted.every(validSession))) throw new Error('"endedUnposted" is not a list of drain sessions');
   if (raw.owner !== undefined && !validOwner(raw.owner)) throw new Error('"owner" is not an agent instance');
-  return { version: STATE_VERSION, writtenAt: String(raw.writtenAt), ...(raw.owner === undefined ? {} : { owner: raw.owner }), pods: raw.pods, holds: raw.holds, sessions };
+  return { version: STATE_VERSION, writtenAt: String(raw.writtenAt), ...(raw.owner === undefined ? {} : { owner: raw.owner }), pods: raw.pods, holds: raw.holds, sessions: joinEnded(sessions, raw.endedUnposted) };
 }
 
 export async function loadState(path: string, nowMs: number): Promise<LoadedState> {
@@ -129,7 +162,8 @@ export async function writeStateAtomic(path: string, state: AgentState): Promise
   const temp = join(dir, `.${basename(path)}.${process.pid}.tmp`);
   const file = await open(temp, 'w', 0o600);
   try {
-    await file.writeFile(`${JSON.stringify(state)}\n`);
+    const { sessions, ...rest } = state;
+    await file.writeFile(`${JSON.stringify({ ...rest, ...splitEnded(sessions) })}\n`);
     await file.sync();
   } finally {
     await file.close();
