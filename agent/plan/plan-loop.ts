@@ -16,6 +16,7 @@ import { samePlanInput, type DrainPlanner } from './drain-planner.js';
 
 /** The IPVS side of a run (the IPVS runnable). */
 export interface HoldApplier {
+  /** `draining` is read only when `changed` or `fullPass` (otherwise the run passes an empty list). */
   apply(draining: DrainingPod[], changed: boolean, fullPass: boolean): Promise<void>;
   /** Resolves when no full hold pass is running. */
   idle(): Promise<void>;
@@ -186,12 +187,13 @@ export class PlanLoop implements Runnable {
       }
       this.armDeadline();
     }
-    // Not synced yet (e.g. API down after a restart): the planner holds what the state file says is draining.
-    const draining = this.options.holds.draining();
     metrics.podsCached.set(cache.size);
     const changed = this.options.holds.takeHoldingChanged();
     const fullPass = this.reassertDue || !synced;
     this.reassertDue = false;
+    // Not synced yet (e.g. API down after a restart): the planner holds what the state file says is draining.
+    // Built only for a pass that reads it: a run whose events changed no hold does no IPVS work.
+    const draining = changed || fullPass ? this.options.holds.draining() : [];
     await this.options.hold.apply(draining, changed, fullPass);
     // After the hold: the watched set is not on the path from a watch event to weight 0.
     if (planned) this.options.rewatch(now);
