@@ -30,6 +30,8 @@ export interface RigAgentOptions {
   config?: Partial<AgentConfig>;
   /** Deps other than the config, the logger, the kube connection, the flow timeouts and the metrics. */
   deps?: Partial<AgentDeps>;
+  /** The agent's logger (default: pino at `RIG_LOG`, silent when unset). */
+  logger?: AgentDeps['logger'];
 }
 
 export class AgentRig {
@@ -70,7 +72,7 @@ export class AgentRig {
       netlink,
       ...options.deps,
       config: this.config(node, options),
-      logger: pino({ level: process.env.RIG_LOG ?? 'silent' }),
+      logger: options.logger ?? pino({ level: process.env.RIG_LOG ?? 'silent' }),
       kube: await loadKubeConnection({ kubeconfig: this.kubeconfig }),
       flowTimeouts: DEFAULT_FLOW_TIMEOUTS,
       metrics: new AgentMetrics({ defaultMetrics: false }),
