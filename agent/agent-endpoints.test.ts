@@ -120,6 +120,47 @@ test('a large Service deleted while its pods serve: each node GETs at most a bur
   }
 });
 
+/** A slice no controller keeps (no Service of that name): what a test puts in it stays. */
+function manualSlice(name: string, endpoints: Array<{ pod: string; node: string; ip: string }>): Record<string, unknown> {
+  return {
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    metadata: { name, namespace: 'shop', labels: { 'kubernetes.io/service-name': name } },
+    addressType: 'IPv4',
+    endpoints: endpoints.map((e) => ({ addresses: [e.ip], conditions: { ready: true, serving: true, terminating: false }, nodeName: e.node, targetRef: { kind: 'Pod', namespace: 'shop', name: e.pod, uid: `uid-${e.pod}` } })),
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }, { name: 'dns', port: 53, protocol: 'UDP' }],
+  };
+}
+
+// FAULT_SEED=3166860999 (2026-12-07) left a TCP entry of a pod whose whole life fell in a gap of
+// its node's pod watch: on its own node only the slices had seen it, it left them while serving
+// (its terminating state missed too), and the gone checks' budget was spent.
+test('this node\'s pod that its pod watch never saw, gone from its slices while serving: its own node checks it without the budget and flushes every protocol', async () => {
+  const remote = Array.from({ length: 6 }, (_, i) => ({ pod: `far${i}`, node: 'node-b', ip: `10.60.7.${i + 1}` }));
+  for (const r of remote) server.putPod(managedPod({ name: r.pod, nodeName: r.node, ips: [r.ip], uid: `uid-${r.pod}`, app: 'far' }));
+  const unseen = { pod: 'unseen', node: 'node-a', ip: '10.60.8.1' }; // no Pod object: created and deleted in a gap of node-a's pod watch
+  server.putEndpointSlice(manualSlice('far', remote));
+  server.putEndpointSlice(manualSlice('near', [unseen]));
+  const n = await nodeA([]);
+  try {
+    for (const ip of [...remote.map((r) => r.ip), unseen.ip]) await traffic(n.ct, ip);
+    await until('slices seen', () => n.agent.snapshot() !== undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    const before = server.requests.length;
+    const gets = (pod: string): number => server.requests.slice(before).filter((r) => r.path === `/api/v1/namespaces/shop/pods/${pod}`).length;
+    server.deleteEndpointSlice('shop', 'far');
+    await until('the burst spent on the other node\'s pods', () => remote.filter((r) => gets(r.pod) > 0).length === 5);
+    server.deleteEndpointSlice('shop', 'near');
+    await until('this node\'s pod flushed, TCP too', () => serviceEntries(n.ct, unseen.ip) === 0);
+    assert.equal(gets(unseen.pod), 1, 'asked once');
+    const text = await n.agent.metrics.registry.getSingleMetricAsString('conndrain_endpoint_gone_checks_total');
+    assert.match(text, /outcome="over-budget"} 1/, 'the sixth other-node pod was not asked');
+    for (const r of remote) assert.equal(serviceEntries(n.ct, r.ip, 'tcp'), 2, `${r.ip}: alive or not asked, TCP stays`);
+  } finally {
+    await n.agent.stop();
+    for (const r of remote) server.deletePod('shop', r.pod);
+  }
+});
+
 test('a Service labelled conndrain.io/hold=disabled, and a namespace not opted in: neither held nor flushed', async () => {
   server.putService(service({ name: 'optout', namespace: 'shop', selector: { app: 'optout' }, ports: [{ port: 80, targetPort: 8080 }], labels: { 'conndrain.io/hold': 'disabled' } }));
   server.putPod(managedPod({ name: 'o1', nodeName: 'node-b', ips: ['10.60.2.1'], uid: 'uid-o1', app: 'optout' }));

@@ -76,7 +76,7 @@ export class Agent {
     const slicesUpserted = new Topic<RawSlice>();
     const slicesRemoved = new Topic<string>();
     const endpoints = this.endpoints = new EndpointsRunnable({
-      kube, clock, logger, metrics, relistBackoffMaxMs: config.relistBackoffMaxMs,
+      kube, clock, logger, metrics, nodeName: config.nodeName, relistBackoffMaxMs: config.relistBackoffMaxMs,
       debounceMs: config.endpointDebounceMs, terminatingMaxMs: config.terminatingMaxMs, freshMs: config.viewFreshMs,
       // A host-network pod has no IP of its own for the pod watch to act on: its endpoints (by port) are the endpoint plan's, here too.
       isLocalPod: (uid, nodeName) => (nodeName === undefined || nodeName === config.nodeName) && ((cache.view(uid)?.ips.length ?? 0) > 0 || (planner.record(uid)?.ips.length ?? 0) > 0 || recentLocal.has(uid)),

@@ -30,6 +30,8 @@ const ANY_PORT = ['tcp', 'udp', 'sctp'] as const;
 export interface EndpointFlush {
   uid: string;
   key: string;
+  /** The endpoint's node (undefined when its slice names none). */
+  nodeName: string | undefined;
   targets: EndpointTarget[];
   scope: FlushScope;
   why: 'left-after-draining' | 'left-while-serving' | 'terminating-too-long';
@@ -157,12 +159,12 @@ export class EndpointPlanner {
       if (rec.state === 'leaving' && rec.leftAtMs !== undefined && nowMs >= rec.leftAtMs + this.options.debounceMs) {
         this.drop(uid);
         if (!this.options.isLocalPod(uid, rec.nodeName)) {
-          out.push({ uid, key: rec.key, targets: rec.targets, scope: rec.wasDraining === true ? 'all' : 'udp-sctp', why: rec.wasDraining === true ? 'left-after-draining' : 'left-while-serving' });
+          out.push({ uid, key: rec.key, nodeName: rec.nodeName, targets: rec.targets, scope: rec.wasDraining === true ? 'all' : 'udp-sctp', why: rec.wasDraining === true ? 'left-after-draining' : 'left-while-serving' });
         }
       } else if (rec.state === 'draining' && rec.terminatingSinceMs !== undefined && nowMs >= rec.terminatingSinceMs + this.options.terminatingMaxMs) {
         this.put(uid, { ...rec, state: 'gone', sinceMs: nowMs });
         this.holdingChanged = true;
-        if (!this.options.isLocalPod(uid, rec.nodeName)) out.push({ uid, key: rec.key, targets: rec.targets, scope: 'all', why: 'terminating-too-long' });
+        if (!this.options.isLocalPod(uid, rec.nodeName)) out.push({ uid, key: rec.key, nodeName: rec.nodeName, targets: rec.targets, scope: 'all', why: 'terminating-too-long' });
       }
     }
     return out;

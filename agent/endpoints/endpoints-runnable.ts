@@ -38,6 +38,12 @@ export const GONE_CHECKS = { burst: 5, perSecond: 0.5 } as const;
 
 export interface EndpointsOptions {
   kube: KubeConnection;
+  /**
+   * This node. An endpoint of it reaches the gone check only when its pod watch never saw the
+   * pod (created and deleted in a gap of that watch: it would otherwise flush it fully itself);
+   * its check spends no token, so it is never left at UDP/SCTP for want of one.
+   */
+  nodeName?: string;
   clock: Clock;
   logger: Logger;
   metrics: AgentMetrics;
@@ -305,12 +311,17 @@ export class EndpointsRunnable implements Runnable {
     const flushes = this.planner.takeDue(now);
     for (const f of flushes) {
       if (f.scope !== 'udp-sctp') this.publishFlush(f);
-      else if (!this.goneChecks.take(now)) {
+      else if (!this.isOwnNode(f) && !this.goneChecks.take(now)) {
         this.options.metrics.endpointGoneChecks.inc({ outcome: 'over-budget' });
         this.publishFlush(f);
       } else void this.confirmGone(f).then((gone) => this.publishFlush(gone ? { ...f, scope: 'all', why: 'left-after-draining' } : f));
     }
     this.afterChange();
+  }
+
+  /** The endpoint is this node's (see `EndpointsOptions.nodeName`). */
+  private isOwnNode(f: EndpointFlush): boolean {
+    return this.options.nodeName !== undefined && f.nodeName === this.options.nodeName;
   }
 
   /**
@@ -320,7 +331,9 @@ export class EndpointsRunnable implements Runnable {
    * UDP/SCTP only. Every node asks the same question at the same moment, so the GET is read from
    * the API server's watch cache (`resourceVersion=0`; a cache behind can only say "still there",
    * the safe answer) and spends a token of `goneChecks`: a Service of 1,000 endpoints deleted
-   * asks GONE_CHECKS.burst GETs per node, not 1,000 (the rest flush UDP/SCTP only, counted).
+   * asks GONE_CHECKS.burst GETs per node, not 1,000 (the rest flush UDP/SCTP only, counted),
+   * plus one for each of the node's own pods its pod watch never saw (one GET per pod
+   * cluster-wide: only its own node asks).
    */
   private async confirmGone(f: EndpointFlush): Promise<boolean> {
     const { metrics } = this.options;
