@@ -39,9 +39,10 @@ export const GONE_CHECKS = { burst: 5, perSecond: 0.5 } as const;
 export interface EndpointsOptions {
   kube: KubeConnection;
   /**
-   * This node. An endpoint of it reaches the gone check only when its pod watch never saw the
-   * pod (created and deleted in a gap of that watch: it would otherwise flush it fully itself);
-   * its check spends no token, so it is never left at UDP/SCTP for want of one.
+   * This node. An endpoint of it reaches the gone check only when its pod watch does not know
+   * the pod (not managed, or created and deleted in a gap of that watch: a pod it knows it
+   * flushes fully itself); its check spends no token, so it is never left at UDP/SCTP for want
+   * of one. Only the pod's own node asks so: one GET per pod cluster-wide.
    */
   nodeName?: string;
   clock: Clock;
@@ -332,7 +333,7 @@ export class EndpointsRunnable implements Runnable {
    * the API server's watch cache (`resourceVersion=0`; a cache behind can only say "still there",
    * the safe answer) and spends a token of `goneChecks`: a Service of 1,000 endpoints deleted
    * asks GONE_CHECKS.burst GETs per node, not 1,000 (the rest flush UDP/SCTP only, counted),
-   * plus one for each of the node's own pods its pod watch never saw (one GET per pod
+   * plus one for each of the node's own pods its pod watch does not know (one GET per pod
    * cluster-wide: only its own node asks).
    */
   private async confirmGone(f: EndpointFlush): Promise<boolean> {
