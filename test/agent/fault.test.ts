@@ -59,7 +59,7 @@ const FAIR_MS = 1000;
  * While an agent bug this run finds is open, the run is a todo (it runs, prints its seed and
  * violations, and does not fail the suite); FAULT_STRICT=1 makes it fail. Clear it once fixed.
  */
-const OPEN_BUG = 'open: FAULT_SEED=3166860999 (2026-12-07) left one TCP entry of p209, a pod of fault-2 whose whole life (created, served, deleted) fell in a long gap of that node\'s pod watch (a 410, then 429s, 500s and API restarts), not flushed 65 s after the faults stopped. Its likely path is fixed (fault-2 had counted 10 gone checks over budget: a pod of its own that its pod watch never saw, gone from its slices while serving, was flushed UDP/SCTP only; agent/agent-endpoints.test.ts), but 14 replays of the seed passed before the fix too, so the run stays a todo until it is confirmed; a failure report now carries the node\'s agent log. Before it, since the fix of FAULT_SEED=4241708189 (agent/handover/handover.test.ts), 23 runs of other seeds passed, 3 of them inside a whole suite run';
+const OPEN_BUG = 'open: FAULT_SEED=3166860999 (2026-12-07) left one TCP entry of p209, a pod of fault-2 whose whole life (created, served, deleted) fell in a long gap of that node\'s pod watch (a 410, then 429s, 500s and API restarts), not flushed 65 s after the faults stopped. Its likely path is fixed (fault-2 had counted 10 gone checks over budget: a pod of its own that its pod watch never saw, gone from its slices while serving, was flushed UDP/SCTP only; agent/agent-endpoints.test.ts), but 15 replays of the seed passed before the fix too, so the run stays a todo until it is confirmed; a failure report now carries the node\'s agent log. Before it, since the fix of FAULT_SEED=4241708189 (agent/handover/handover.test.ts), 23 runs of other seeds passed, 3 of them inside a whole suite run';
 const SVC: IpvsServiceKey = { family: 4, protocol: 'tcp', address: '10.96.0.10', port: 80 };
 
 /** mulberry32: small, seedable, good enough to pick steps. */
@@ -593,8 +593,9 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
       if (c.outcome === undefined) violations.push(`${what}: never answered`);
       else if (c.outcome.kind === 'answered') {
         if (c.outcome.status === 404 && !STRICT) {
-          // Known (see the todo test in fault-found.test.ts): a pod created while the agent's
-          // pod watch was broken is unknown to it until its relist, and it answers 404 meanwhile.
+          // Known: a call for a pod the agent has not seen is held until its pod watch relists
+          // (fault-found.test.ts); a pod created in the watch's gap and gone before the relist is
+          // in no list, and the call is answered 404 (the pod is gone: nothing left to drain).
           stats.staleNotFound++;
           log(`KNOWN: ${what} answered 404 (the agent had not seen the pod)`);
         } else if (c.outcome.status !== 200) violations.push(`${what}: answered ${c.outcome.status} ${String(c.outcome.ended)}`);
