@@ -232,6 +232,19 @@ test('a readiness flip from the protobuf watch decodes the flipped endpoint only
   assert.equal(index.isDraining(UIDS[1] as string), false);
 });
 
+test('a pod listed twice with the same bytes: one copy stands for the kept row, the other is decoded', () => {
+  const spec = servingSlice(2);
+  const index = new EndpointIndex((ns) => OPTED_IN.has(ns));
+  const decodes = { n: 0 };
+  index.upsert(viewSlice(encodedRaw(raw(spec), decodes), (key) => index.keptEndpoints(key)));
+  const [first, second] = spec.endpoints;
+  const twice: SliceSpec = { ...spec, endpoints: [first!, first!, second!] };
+  const view = viewSlice(encodedRaw(raw(twice), decodes), (key) => index.keptEndpoints(key));
+  assert.deepEqual([view.keptPositionOf(0), view.keptPositionOf(1), view.keptPositionOf(2)], [0, -1, 1]);
+  assert.equal(decodes.n, 3, 'two decoded first, then only the second copy');
+  assert.equal(view.uidAt(1), UIDS[0]);
+});
+
 test('a view read against a kept slice that was replaced since is refused, not applied to the wrong rows', () => {
   const spec = servingSlice(2);
   const index = new EndpointIndex((ns) => OPTED_IN.has(ns));
