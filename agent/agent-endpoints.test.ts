@@ -120,6 +120,27 @@ test('a large Service deleted while its pods serve: each node GETs at most a bur
   }
 });
 
+test('slices listed in protobuf come with their endpoints\' digests: a readiness flip, the slice\'s first watch event, decodes one endpoint', async () => {
+  server.putService(service({ name: 'flip', namespace: 'shop', selector: { app: 'flip' }, ports: [{ name: 'tcp', port: 80, targetPort: 8080 }] }));
+  const ips = Array.from({ length: 6 }, (_, i) => `10.60.7.${i + 1}`);
+  ips.forEach((ip, i) => server.putPod(managedPod({ name: `flip${i}`, nodeName: 'node-b', ips: [ip], uid: `uid-flip${i}`, app: 'flip' })));
+  const n = await nodeA(ips);
+  const read = async (how: string): Promise<number> => Number(new RegExp(`how="${how}"} (\\d+)`).exec(await n.agent.metrics.registry.getSingleMetricAsString('conndrain_endpoints_read_total'))?.[1] ?? 0);
+  try {
+    const listed = await read('decoded');
+    assert.ok(listed >= ips.length, `the list decoded every endpoint once (${listed})`);
+    assert.equal(await read('kept'), 0);
+    server.modifyPod('shop', 'flip3', (p) => setReady(p, false));
+    await until('held at 0', async () => (await weight(n.ipvs, SVC, '10.60.7.4')) === 0);
+    assert.equal(await read('decoded'), listed + 1, 'only the endpoint that changed is decoded');
+    assert.equal(await read('kept'), ips.length - 1, 'the others answered from the digests kept since the list');
+  } finally {
+    await n.agent.stop();
+    server.deleteService('shop', 'flip');
+    ips.forEach((_, i) => server.deletePod('shop', `flip${i}`));
+  }
+});
+
 /** A slice no controller keeps (no Service of that name): what a test puts in it stays. */
 function manualSlice(name: string, endpoints: Array<{ pod: string; node: string; ip: string }>): Record<string, unknown> {
   return {

@@ -5,9 +5,10 @@
  * JSON.parse (json-mask.ts) to those fields and the ones the list/watch protocol reads
  * (watch-fields.ts): the rest of an object is scanned, never built.
  *
- * With `protobufWatch`, watches ask for protobuf (watch-stream.ts); a frame that does not decode
- * (a server whose encoding differs from what kube/protobuf/ reads) turns it off for the rest of
- * the process life: the watch fails once, says so, and is watched again as JSON.
+ * With `protobuf`, lists and watches ask for protobuf (list-stream.ts, watch-stream.ts); a list
+ * or a frame that does not decode (a server whose encoding differs from what kube/protobuf/
+ * reads) turns it off for the rest of the process life: the list or watch fails once, says so,
+ * and is asked again as JSON.
  */
 import type { FieldMask } from '../src/field-mask.js';
 import type { KubeConnection } from './connection.js';
@@ -27,13 +28,20 @@ export class HttpListerWatcher implements ListerWatcher {
     /** Collection path, e.g. `/api/v1/pods`. */
     readonly what: string,
     fields?: FieldMask,
-    private readonly protobufWatch = false,
+    private readonly protobuf = false,
   ) {
     this.masks = fields === undefined ? undefined : watchMasks(fields);
   }
 
-  list(request: ListRequest, onItem: (raw: unknown) => void): Promise<ListMetadata> {
-    return streamList(this.connection, this.what, request, onItem, this.masks?.item);
+  async list(request: ListRequest, onItem: (raw: unknown) => void): Promise<ListMetadata> {
+    const protobuf = this.protobuf && !this.protobufRefused;
+    try {
+      return await streamList(this.connection, this.what, request, onItem, { itemMask: this.masks?.item, protobuf });
+    } catch (error) {
+      if (!(error instanceof ProtobufError)) throw error;
+      this.protobufRefused = true;
+      throw new Error(`list ${this.what}: ${error.message}; listing and watching as JSON from now on`, { cause: error });
+    }
   }
 
   watch(request: WatchRequest, onEvent: (type: string, raw: unknown) => void, onDone: (error: unknown) => void): Promise<WatchHandle> {
@@ -43,9 +51,9 @@ export class HttpListerWatcher implements ListerWatcher {
         return;
       }
       this.protobufRefused = true;
-      onDone(new Error(`watch ${this.what}: ${error.message}; watching as JSON from now on`, { cause: error }));
+      onDone(new Error(`watch ${this.what}: ${error.message}; listing and watching as JSON from now on`, { cause: error }));
     };
-    const protobuf = this.protobufWatch && !this.protobufRefused;
+    const protobuf = this.protobuf && !this.protobufRefused;
     return streamWatch(this.connection, this.what, request, onEvent, done, { ...(this.masks === undefined ? {} : { mask: this.masks.event }), ...(protobuf ? { protobuf } : {}) });
   }
 }

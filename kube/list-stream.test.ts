@@ -1,14 +1,17 @@
 /**
  * streamList asks for gzip as client-go does and inflates the body as it arrives; a broken
- * gzip body or an encoding it did not ask for is a clear error, never a partial list.
+ * gzip body or an encoding it did not ask for is a clear error, never a partial list. With
+ * `protobuf` it asks for protobuf first and reads what the server answers.
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import { encodeEndpointSlice, encodeList } from '../test/apiserver/protobuf.js';
 import type { KubeConnection } from './connection.js';
 import { streamList } from './list-stream.js';
+import { LazyEndpointSlice } from './protobuf/lazy-endpointslice.js';
 
 async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ conn: KubeConnection; close: () => Promise<void> }> {
   const server = createServer(handler);
@@ -79,5 +82,47 @@ test('a broken gzip body, or an encoding not asked for: a clear error', async ()
     } finally {
       await close();
     }
+  }
+});
+
+test('with protobuf: a gzipped protobuf list arrives as slices with encoded endpoints; a JSON answer is read as JSON', async () => {
+  const slices = ITEMS.slice(0, 500).map((s) => ({ kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1', addressType: 'IPv4', ...s }));
+  const proto = gzipSync(encodeList('discovery.k8s.io/v1', 'EndpointSliceList', { resourceVersion: '43' }, slices.map(encodeEndpointSlice)));
+  let accept = '';
+  let json = false;
+  const { conn, close } = await serve((req, res) => {
+    accept = String(req.headers.accept);
+    if (json) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(BODY);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/vnd.kubernetes.protobuf', 'content-encoding': 'gzip' });
+    let at = 0;
+    const step = (): void => {
+      if (at >= proto.length) {
+        res.end();
+        return;
+      }
+      res.write(proto.subarray(at, at + 331));
+      at += 331;
+      setImmediate(step);
+    };
+    step();
+  });
+  try {
+    const items: unknown[] = [];
+    const meta = await streamList(conn, '/apis/discovery.k8s.io/v1/endpointslices', {}, (item) => items.push(item), { protobuf: true });
+    assert.equal(accept, 'application/vnd.kubernetes.protobuf, application/json');
+    assert.equal(meta.resourceVersion, '43');
+    assert.equal(items.length, 500);
+    assert.ok(items.every((i) => i instanceof LazyEndpointSlice && i.encoded.size === 1));
+    assert.deepEqual(items.map((i) => (i as LazyEndpointSlice).metadata.name), slices.map((s) => s.metadata?.name));
+    json = true;
+    let n = 0;
+    assert.equal((await streamList(conn, '/x', {}, () => n++, { protobuf: true })).resourceVersion, '42');
+    assert.equal(n, ITEMS.length);
+  } finally {
+    await close();
   }
 });

@@ -82,8 +82,8 @@ export interface HttpSource {
   path: string;
   /** The fields `project` and `keyOf` read of an object: only those are decoded (all when absent). */
   fields?: FieldMask;
-  /** Watch in protobuf where the server offers it (kinds kube/protobuf/ decodes: EndpointSlice). */
-  protobufWatch?: boolean;
+  /** List and watch in protobuf where the server offers it (kinds kube/protobuf/ decodes: EndpointSlice). */
+  protobuf?: boolean;
 }
 
 /** Any other source of list pages and watch streams (unit tests: a scripted one). */
@@ -157,7 +157,7 @@ export class RestartingListWatch<T> {
   ) {
     this.store = new ListWatchStore(options.project, options.keyOf, handlers);
     this.watchList = new WatchListChoice(options.watchList ?? 'off');
-    this.source = 'listerWatcher' in options ? options.listerWatcher : new HttpListerWatcher(options.connection, options.path, options.fields, options.protobufWatch === true);
+    this.source = 'listerWatcher' in options ? options.listerWatcher : new HttpListerWatcher(options.connection, options.path, options.fields, options.protobuf === true);
     this.backoff = new JitteredBackoff({ initialMs: BACKOFF_START_MS, maxMs: options.backoffMaxMs, resetAfterMs: BACKOFF_RESET_MS, jitter: 1, now: () => options.clock.now(), random: options.random });
   }
 

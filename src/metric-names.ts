@@ -48,6 +48,7 @@ export const AGENT_METRICS = {
   endpointsDraining: 'conndrain_endpoints_draining',
   endpointFlushes: 'conndrain_endpoint_flushes_total',
   endpointGoneChecks: 'conndrain_endpoint_gone_checks_total',
+  endpointsRead: 'conndrain_endpoints_read_total',
   restartSweepDeleted: 'conndrain_restart_sweep_deleted_total',
   staleViewDeferrals: 'conndrain_stale_view_deferrals_total',
 } as const;

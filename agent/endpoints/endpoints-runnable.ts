@@ -103,11 +103,12 @@ export class EndpointsRunnable implements Runnable {
     // The first state is a list from the watch cache, gzipped (APIResponseCompression), never a
     // streaming list (--watch-list is the pod watch's): released API servers do not compress a
     // watch, and the cluster's slices are ~7 times fewer bytes gzipped (bench/slice-bytes), the
-    // bytes a kube-proxy receives for them. The watch asks for protobuf, as kube-proxy does: half
-    // the bytes of JSON per event.
+    // bytes a kube-proxy receives for them. List and watch ask for protobuf, as kube-proxy does:
+    // half the bytes of JSON per event, and a listed slice's endpoints come with the digests its
+    // first watch event is compared with (else that event decodes all of its endpoints).
     this.slices = new RestartingListWatch<RawSlice>(
       {
-        connection: kube, path: ENDPOINT_SLICES_PATH, labelSelector: ENDPOINT_SLICE_SELECTOR, pageSize: 500, protobufWatch: true,
+        connection: kube, path: ENDPOINT_SLICES_PATH, labelSelector: ENDPOINT_SLICE_SELECTOR, pageSize: 500, protobuf: true,
         project: (raw) => raw as RawSlice, keyOf: (s) => `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`,
         clock, backoffMaxMs: options.relistBackoffMaxMs, watchList: 'off',
       },
@@ -187,6 +188,9 @@ export class EndpointsRunnable implements Runnable {
   private upsertSlice(raw: RawSlice): void {
     // From the protobuf watch, endpoints byte-identical to the kept ones are not decoded.
     const view = viewSlice(raw, (key) => this.index.keptEndpoints(key));
+    const read = this.options.metrics.endpointsRead;
+    if (view.keptCount > 0) read.inc({ how: 'kept' }, view.keptCount);
+    if (view.size > view.keptCount) read.inc({ how: 'decoded' }, view.size - view.keptCount);
     this.options.sliceUpserted?.(raw);
     if (!this.announced) {
       // The first list: maybeListed plans every endpoint once when it is in, so nothing is compared per slice.

@@ -38,6 +38,7 @@ export class AgentMetrics {
   readonly endpointsDraining = new Gauge({ name: N.endpointsDraining, help: 'Endpoints terminating or not serving, held on this node', registers: [this.registry] });
   readonly endpointFlushes = new Counter({ name: N.endpointFlushes, help: 'Endpoints gone from every EndpointSlice whose conntrack entries this node flushed (scope: all protocols, or udp-sctp for an endpoint that left while serving)', labelNames: ['scope'], registers: [this.registry] });
   readonly endpointGoneChecks = new Counter({ name: N.endpointGoneChecks, help: 'GETs of a pod that left every EndpointSlice while serving, by outcome (gone: every protocol flushed; alive or error: UDP/SCTP only; over-budget: not asked, UDP/SCTP only)', labelNames: ['outcome'], registers: [this.registry] });
+  readonly endpointsRead = new Counter({ name: N.endpointsRead, help: 'Endpoints read from EndpointSlice lists and events, by how: decoded, or kept (byte-identical to the copy of its slice the agent keeps, from a protobuf list or watch: not decoded)', labelNames: ['how'], registers: [this.registry] });
   readonly restartSweepDeleted = new Counter({ name: N.restartSweepDeleted, help: 'Entries DNATed to addresses no endpoint or local pod holds, deleted by the pass after start-up', registers: [this.registry] });
   readonly staleViewDeferrals = new Counter({ name: N.staleViewDeferrals, help: 'Decisions by time put off because the watch feeding them was not fresh (resync asked first)', labelNames: ['source'], registers: [this.registry] });
 

@@ -2,26 +2,32 @@
  * What a kube-proxy receives, for comparison with the agent: a list then a watch of every
  * EndpointSlice under kube-proxy's label selector and of every Service, with User-Agent
  * `kube-proxy` so the stand-in counts its bytes apart (`bytesSent().byClient['kube-proxy']`).
- * The slice watch asks `Accept: application/vnd.kubernetes.protobuf, application/json`, as a
- * real kube-proxy does (its `--kube-api-content-type` is protobuf), so the stand-in sends its
- * events as protobuf frames (test/apiserver/protobuf.ts) and counts those bytes; the lists and
- * the Service watch are JSON (the stand-in encodes only slice watches in protobuf; a real
- * kube-proxy's lists would be protobuf too: bench/slice-bytes measures that). The bodies are
- * read and dropped.
+ * The slice list and watch ask `Accept: application/vnd.kubernetes.protobuf, application/json`,
+ * as a real kube-proxy does (its `--kube-api-content-type` is protobuf), so the stand-in sends
+ * them in protobuf (test/apiserver/protobuf.ts) and counts those bytes; the Service list and
+ * watch are JSON (the stand-in encodes only slices in protobuf). Lists ask for gzip, as
+ * client-go does. The bodies are read for the list's resourceVersion and dropped.
  */
 import { get } from 'node:http';
+import { ProtobufListDecoder } from '../../kube/protobuf/list.js';
 
 export const KUBE_PROXY_SLICE_SELECTOR = '!service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name';
 const USER_AGENT = 'kube-proxy';
 
-async function listRv(url: string): Promise<string> {
-  const res = await fetch(url, { headers: { 'user-agent': USER_AGENT } });
+/** Lists (fetch asks gzip and inflates it); the list's resourceVersion. */
+async function listRv(url: string, accept?: string): Promise<string> {
+  const res = await fetch(url, { headers: { 'user-agent': USER_AGENT, ...(accept === undefined ? {} : { accept }) } });
+  if (String(res.headers.get('content-type')).startsWith('application/vnd.kubernetes.protobuf')) {
+    const decoder = new ProtobufListDecoder(() => undefined);
+    decoder.write(Buffer.from(await res.arrayBuffer()));
+    return decoder.end().resourceVersion ?? '0';
+  }
   const text = await res.text();
   // The resourceVersion is in the list's head, before the items.
   return /"resourceVersion":"(\d+)"/.exec(text.slice(0, 300))?.[1] ?? '0';
 }
 
-/** What a kube-proxy's watch asks for: protobuf first, JSON as the fallback. */
+/** What a kube-proxy's slice list and watch ask for: protobuf first, JSON as the fallback. */
 const PROTOBUF_ACCEPT = 'application/vnd.kubernetes.protobuf, application/json';
 
 function watch(url: string, accept?: string): void {
@@ -35,7 +41,7 @@ export async function startKubeProxyClient(apiUrl: string): Promise<void> {
     { path: '/api/v1/services?', accept: undefined },
   ];
   for (const { path, accept } of paths) {
-    const rv = await listRv(`${apiUrl}${path}${path.endsWith('?') ? '' : '&'}resourceVersion=0`);
+    const rv = await listRv(`${apiUrl}${path}${path.endsWith('?') ? '' : '&'}resourceVersion=0`, accept);
     watch(`${apiUrl}${path}${path.endsWith('?') ? '' : '&'}watch=true&allowWatchBookmarks=true&resourceVersion=${rv}`, accept);
   }
 }

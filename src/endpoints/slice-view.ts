@@ -115,6 +115,8 @@ export class SliceView implements SliceShape {
     /** Per endpoint, the kept position it is byte-identical to (then not decoded: `kept` answers for it), or -1. */
     private readonly keptAt?: Int32Array,
     private readonly kept?: KeptEndpoints,
+    /** How many endpoints the kept slice answers for (not decoded). */
+    readonly keptCount = 0,
   ) {}
 
   get size(): number {
@@ -251,6 +253,7 @@ export function viewSlice(raw: RawSlice, keptOf?: (key: string) => KeptEndpoints
   const encoded = raw.encoded;
   let digests: Uint32Array | undefined;
   let keptAt: Int32Array | undefined;
+  let keptCount = 0;
   const kept = encoded === undefined ? undefined : keptOf?.(key);
   if (encoded === undefined) {
     for (const e of raw.endpoints ?? []) add(e);
@@ -269,6 +272,7 @@ export function viewSlice(raw: RawSlice, keptOf?: (key: string) => KeptEndpoints
       if (j >= 0) {
         // Byte-identical to a kept endpoint (one without addresses is never kept): the kept row answers for it.
         claimed[j] = 1;
+        keptCount += 1;
         uids.push('');
         refs.push(undefined);
         nodes.push(undefined);
@@ -291,6 +295,6 @@ export function viewSlice(raw: RawSlice, keptOf?: (key: string) => KeptEndpoints
     ports,
     raw.metadata?.labels?.[SERVICE_LABEL_FLOW_PINNING] === SERVICE_LABEL_FLOW_PINNING_OFF,
     raw.metadata?.labels?.[SERVICE_LABEL_HOLD] === SERVICE_LABEL_HOLD_DISABLED,
-    uids, refs, nodes, addrs, Uint8Array.from(flags), digests, keptAt, kept,
+    uids, refs, nodes, addrs, Uint8Array.from(flags), digests, keptAt, kept, keptCount,
   );
 }

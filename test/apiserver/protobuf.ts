@@ -3,7 +3,7 @@
  * `application/vnd.kubernetes.protobuf`: EndpointSlices (discovery.k8s.io/v1) and Status
  * objects, wrapped as the protobuf Serializer writes an object (`envelope`: `k8s\0` then a
  * runtime.Unknown) and framed as a watch writes an event (`watchFrame`). The API stand-in
- * (server.ts) uses it for protobuf slice watches, bench/slice-bytes for its byte counts.
+ * (server.ts) uses it for protobuf slice lists and watches, bench/slice-bytes for its byte counts.
  *
  * It follows the Go code that writes the messages (the generated MarshalToSizedBuffer
  * functions), not only the .proto: Go fields that are not pointers are written even when empty
@@ -458,6 +458,16 @@ export function envelope(apiVersion: string, kind: string, raw: Buffer): Buffer 
     .string(3, '')
     .string(4, '');
   return Buffer.concat([MAGIC, unknown.finish()]);
+}
+
+/**
+ * A list as the API server writes it for protobuf: `envelope` of the list kind, its raw the list
+ * message {metadata 1 (ListMeta), items 2 (each item's message, e.g. `encodeEndpointSlice`)}.
+ */
+export function encodeList(apiVersion: string, listKind: string, metadata: Record<string, string>, items: readonly Buffer[]): Buffer {
+  const list = new Message().message(1, listMeta(metadata));
+  for (const item of items) list.bytes(2, item);
+  return envelope(apiVersion, listKind, list.finish());
 }
 
 /**

@@ -31,8 +31,10 @@
  *   (ADDED, MODIFIED, DELETED, BOOKMARK, the streaming list's initial events and end bookmark,
  *   ERROR with its Status) a frame: a 4-byte big-endian length, then a WatchEvent whose object is
  *   `k8s\0` + runtime.Unknown {EndpointSlice or Status} (protobuf.ts). Bytes are counted as the
- *   frames sent. Only slices are encoded: other resources, clients without that Accept, lists
- *   and GETs stay JSON.
+ *   frames sent. A LIST of EndpointSlices with that Accept is answered in protobuf too
+ *   (`Content-Type: application/vnd.kubernetes.protobuf`, `k8s\0` + runtime.Unknown
+ *   {EndpointSliceList}), gzipped as a JSON list is. Only slices are encoded: other resources,
+ *   clients without that Accept, and GETs stay JSON.
  * - The streaming list (KEP-3157): a WATCH with `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`
  *   (and `allowWatchBookmarks=true`) sends one ADDED per current object (written with
  *   backpressure; live changes meanwhile are queued), then a BOOKMARK at the state's
@@ -72,7 +74,7 @@ import { WorkloadObjects } from './workload-objects.js';
 import { ByteStats, type ByteCounts, type ByteStatsSnapshot } from './byte-stats.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { namespaceObject, serviceObject } from './cluster-objects.js';
-import { encodeEndpointSlice, encodeStatus, envelope, watchFrame } from './protobuf.js';
+import { encodeEndpointSlice, encodeList, encodeStatus, envelope, watchFrame } from './protobuf.js';
 
 export type JsonObject = Record<string, unknown> & {
   metadata?: Record<string, unknown> & { name?: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string> };
@@ -139,6 +141,8 @@ export class FakeApiServer {
   private readonly byteStats = new ByteStats();
   /** A slice event's protobuf frame, by object (events share the stored object), resourceVersion and type: one per event, whoever watches. */
   private readonly protobufObjects = new WeakMap<JsonObject, { rv: string | undefined; type: string; frame: Buffer }>();
+  /** A listed slice's message, by object and resourceVersion. */
+  private readonly protobufMessages = new WeakMap<JsonObject, { rv: string | undefined; message: Buffer }>();
   private clusterIpSeq = 0;
   private readonly history: HistoryEntry[] = [];
   private readonly watches = new Set<OpenWatch>();
@@ -555,7 +559,7 @@ export class FakeApiServer {
       const counts = this.byteStats.counts(client, collection.resource);
       const protobuf = collection.resource === 'endpointslices' && String(req.headers.accept ?? '').includes(PROTOBUF);
       if (isWatch) this.serveWatch(res, send, collection.resource, collection.namespace, query, { counts, client, protobuf });
-      else this.serveList(res, send, collection.resource, collection.namespace, query, counts, /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? '')));
+      else this.serveList(res, send, collection.resource, collection.namespace, query, counts, { acceptsGzip: /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? '')), protobuf });
       return;
     }
     if (item !== undefined && req.method === 'GET') {
@@ -601,7 +605,7 @@ export class FakeApiServer {
    * simplification: a continue token is an offset into the current list (the real server
    * serves the pages from one snapshot); a token older than a compaction gets 410 Expired.
    */
-  private serveList(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>, counts: ByteCounts, acceptsGzip = false): void {
+  private serveList(res: ServerResponse, send: (code: number, body: unknown) => void, resource: Resource, namespace: string | undefined, query: Record<string, string>, counts: ByteCounts, { acceptsGzip, protobuf }: { acceptsGzip: boolean; protobuf: boolean }): void {
     const filter = { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, namespace };
     const all = [...this.store(resource).values()].filter((p) => this.visible(filter, p));
     let offset = 0;
@@ -625,6 +629,10 @@ export class FakeApiServer {
     if (end < all.length) metadata.continue = Buffer.from(`${rv}:${end}`).toString('base64url');
     const items = all.slice(offset, end);
     counts.lists += 1;
+    if (protobuf) {
+      this.sendProtobufList(res, resource, metadata, items, counts, acceptsGzip);
+      return;
+    }
     const head = `{"kind":${JSON.stringify(RESOURCES[resource].listKind)},"apiVersion":${JSON.stringify(RESOURCES[resource].apiVersion)},"metadata":${JSON.stringify(metadata)},"items":[`;
     const sample = items.slice(0, 16).reduce((n, item) => n + Buffer.byteLength(JSON.stringify(this.outgoing(resource, item))), 0);
     const gzip = acceptsGzip && head.length + (sample / Math.max(1, Math.min(16, items.length))) * items.length > COMPRESS_ABOVE_BYTES
@@ -663,6 +671,38 @@ export class FakeApiServer {
     };
     write(head);
     pump();
+  }
+
+  /**
+   * A slice list in protobuf (`encodeList`: `k8s\0` + Unknown {EndpointSliceList}), gzipped as a
+   * JSON list is when it is larger than the server's threshold and the client accepts gzip.
+   */
+  private sendProtobufList(res: ServerResponse, resource: Resource, metadata: Record<string, string>, items: readonly JsonObject[], counts: ByteCounts, acceptsGzip: boolean): void {
+    const body = encodeList(RESOURCES[resource].apiVersion, RESOURCES[resource].listKind, metadata, items.map((item) => this.sliceMessage(item)));
+    const countSent = (bytes: number): void => {
+      this.listStats.bytes += bytes;
+      counts.list += bytes;
+    };
+    const gzip = acceptsGzip && body.length > COMPRESS_ABOVE_BYTES ? createGzip({ level: 1 }) : undefined;
+    res.writeHead(200, { 'content-type': PROTOBUF, ...(gzip === undefined ? {} : { 'content-encoding': 'gzip' }) });
+    if (gzip === undefined) {
+      countSent(body.length);
+      res.end(body);
+      return;
+    }
+    gzip.on('data', (c: Buffer) => countSent(c.length));
+    gzip.pipe(res);
+    gzip.end(body);
+  }
+
+  /** A slice's EndpointSlice message, encoded once per object and resourceVersion (lists share it, whoever lists). */
+  private sliceMessage(object: JsonObject): Buffer {
+    const rv = object.metadata?.resourceVersion;
+    const cached = this.protobufMessages.get(object);
+    if (cached !== undefined && cached.rv === rv) return cached.message;
+    const message = encodeEndpointSlice(object);
+    this.protobufMessages.set(object, { rv, message });
+    return message;
   }
 
   /** The real server's 422 for a watch's options it does not accept (`field`: the offending option). */
