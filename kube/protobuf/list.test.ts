@@ -137,3 +137,12 @@ test('an item whose length runs past the list message is refused', () => {
     Buffer.from([0x12, 10]), list.subarray(0, 10)]);
   assert.throws(() => decode([short]), /past the end of the list message/);
 });
+
+test('an empty item last in the list is an item, not the end of the list', () => {
+  const list = new Message().message(1, new Message().string(2, '3')).bytes(2, encodeEndpointSlice(slice('web', 1))).bytes(2, Buffer.alloc(0)).finish();
+  const whole = envelope(LIST_VERSION, 'EndpointSliceList', list);
+  const { items, metadata } = decode([whole]);
+  assert.equal(items.length, 2);
+  assert.equal(items[1]?.encoded.size, 0);
+  assert.deepEqual(metadata, { resourceVersion: '3' });
+});

@@ -137,9 +137,11 @@ export class ProtobufListDecoder {
         this.carry = Buffer.from(data.subarray(i));
         return;
       }
+      // The level is the one the header was read at (reading it may end the list message).
+      const inList = this.inList;
       this.consumed(h.next - i);
       i = h.next;
-      i = this.startField(h, data, i);
+      i = this.startField(h, data, i, inList);
     }
   }
 
@@ -160,13 +162,14 @@ export class ProtobufListDecoder {
   }
 
   /** Acts on a field whose header was read (its body starts at `i` in `data`); returns where reading goes on. */
-  private startField(h: Header, data: Buffer, i: number): number {
+  private startField(h: Header, data: Buffer, i: number, inList: boolean): number {
     if (h.wire !== WIRE_LEN) {
       this.skipLeft = h.wire === WIRE_FIXED64 ? 8 : h.wire === WIRE_FIXED32 ? 4 : 0;
+      if (inList && this.skipLeft > this.listLeft) throw new ProtobufError('protobuf list: a field runs past the list message');
       return i;
     }
-    if (this.inList && h.length > this.listLeft) throw new ProtobufError(`protobuf list: a field of ${h.length} bytes past the end of the list message`);
-    const what = this.bodyOf(h.field);
+    if (inList && h.length > this.listLeft) throw new ProtobufError(`protobuf list: a field of ${h.length} bytes past the end of the list message`);
+    const what = this.bodyOf(h.field, inList);
     if (what === 'list') {
       if (!this.sawKind) throw new ProtobufError('protobuf list: the list message comes before its kind');
       if (this.sawList) throw new ProtobufError('protobuf list: two list messages');
@@ -192,8 +195,8 @@ export class ProtobufListDecoder {
   }
 
   /** What a length-delimited field is, by level and number: undefined to skip. */
-  private bodyOf(field: number): Body | 'list' | undefined {
-    if (this.inList) return field === 1 ? 'listMeta' : field === 2 ? 'item' : undefined;
+  private bodyOf(field: number, inList: boolean): Body | 'list' | undefined {
+    if (inList) return field === 1 ? 'listMeta' : field === 2 ? 'item' : undefined;
     if (field === 1) return 'typeMeta';
     if (field === 2) return 'list';
     if (field === 3) return 'encoding';
