@@ -205,7 +205,9 @@ export class Agent {
         events.stop();
       },
     };
-    this.runnables = new Runnables([eventsRecorder, state, handover, this.health, conntrack, ipvs, drain, pods, endpoints, plan], logger);
+    // Stopped in reverse: the Events in flight are flushed (a DrainInterrupted the API takes is
+    // recorded in the sessions) before the state file's last write.
+    this.runnables = new Runnables([state, eventsRecorder, handover, this.health, conntrack, ipvs, drain, pods, endpoints, plan], logger);
     // The one error channel: a part that failed after it started makes the agent not ready
     // (readiness) and stops every part; the entry point (runAgent) then fails with it.
     void this.runnables.failed.then(() => this.stop());

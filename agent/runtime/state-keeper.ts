@@ -1,8 +1,11 @@
 /**
  * The state runnable: loads the state file at start (what was held and drained before a
  * restart) and writes it, coalesced and atomically, whenever a part says something changed.
- * A process that never finished starting never writes it (it may not have loaded it), and
- * one superseded by a newer instance on the node leaves the file to that instance.
+ * A process that never finished starting never writes it (it may not have loaded it), one
+ * superseded by a newer instance on the node leaves the file to that instance, and one that
+ * stopped writes nothing after its last write (a part that changes something while the agent
+ * stops, an Event recorded at the last moment, would otherwise write over what the next
+ * instance may already own).
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../time/clock.js';
@@ -42,6 +45,8 @@ export class StateKeeper implements Runnable {
   private readonly writer: StateWriter;
   /** Every part started: only then may this process write the file (it has loaded it). */
   private writable = false;
+  /** The last write is done or under way: nothing more is written. */
+  private stopped = false;
 
   constructor(private readonly options: StateKeeperOptions) {
     const { stateFile, logger } = options;
@@ -84,12 +89,14 @@ export class StateKeeper implements Runnable {
 
   /** Writes the file, unless this process never finished starting or a newer instance owns it. */
   save(): Promise<void> {
-    if (!this.writable || this.options.superseded()) return Promise.resolve();
+    if (!this.writable || this.stopped || this.options.superseded()) return Promise.resolve();
     return this.writer.save();
   }
 
-  /** The last write: what is held stays in the file for the next agent. */
-  stop(): Promise<void> {
-    return this.save();
+  /** The last write: what is held stays in the file for the next agent. Later saves write nothing. */
+  async stop(): Promise<void> {
+    const last = this.save();
+    this.stopped = true;
+    await last;
   }
 }

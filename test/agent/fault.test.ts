@@ -259,7 +259,8 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
       logger: pino({ level: 'info' }, memoryLog(n.logLines)),
       stateFile: n.stateFile,
       flags: { flowPollInterval: '50ms' },
-      deps: { eventSink: (ns, body) => life.dead ? Promise.resolve({}) : sink(ns, body), datapathProbe: { listLinks: () => Promise.resolve(['lo', 'eth0']), listBpfPins: () => Promise.resolve([]) } },
+      // A killed process posts nothing and so records nothing (a faked success would mark its DrainInterrupted recorded).
+      deps: { eventSink: (ns, body) => life.dead ? Promise.reject(new Error('killed: nothing is sent')) : sink(ns, body), datapathProbe: { listLinks: () => Promise.resolve(['lo', 'eth0']), listBpfPins: () => Promise.resolve([]) } },
     });
     return { agent, life };
   };
@@ -590,7 +591,12 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
     let cutUnsaved = 0;
     for (const c of calls) {
       const what = `preStop ${c.pod} on ${c.node} (called +${c.at - t0}ms)`;
-      if (c.outcome === undefined) violations.push(`${what}: never answered`);
+      if (c.outcome === undefined) {
+        // What the node's agents logged about the call (its drain id) and the pod.
+        const n = nodes.find((x) => x.name === c.node);
+        const killed = c.killed === undefined ? 'not killed' : `its agent killed at +${c.killed.at - t0}ms (session ${c.killed.saved ? '' : 'not '}in the state file)`;
+        violations.push(`${what}: never answered; ${killed}; agent log naming it:\n      ${n === undefined ? '' : linesNaming(n.logLines, [`"${c.drainId}"`, `"shop/${c.pod}"`], t0, 30).join('\n      ')}`);
+      }
       else if (c.outcome.kind === 'answered') {
         if (c.outcome.status === 404 && !STRICT) {
           // Known: a call for a pod the agent has not seen is held until its pod watch relists
@@ -601,7 +607,10 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
         } else if (c.outcome.status !== 200) violations.push(`${what}: answered ${c.outcome.status} ${String(c.outcome.ended)}`);
       } else if (c.killed === undefined) violations.push(`${what}: cut without a kill -9 (${c.outcome.error})`);
       else if (!c.killed.saved) cutUnsaved++;
-      else if (!interrupted(c.pod)) violations.push(`${what}: cut by the kill -9 at +${c.killed.at - t0}ms, its session in the state file, but no DrainInterrupted Event`);
+      else if (!interrupted(c.pod)) {
+        const n = nodes.find((x) => x.name === c.node);
+        violations.push(`${what}: cut by the kill -9 at +${c.killed.at - t0}ms, its session in the state file, but no DrainInterrupted Event; agent log naming it, and state files:\n      ${n === undefined ? '' : linesNaming(n.logLines, [`"${c.drainId}"`, `"shop/${c.pod}"`, 'state file', 'Event'], t0, 40).join('\n      ')}`);
+      }
     }
 
     const summary = `seed ${SEED}: ${podSeq} pods (${stats.rollouts} rollouts, ${stats.reuses} IP reuses, ${stats.quickReuses} quick reuses, ${stats.flips} flips), ${stats.inserts} entries inserted, ${stats.deletes} deleted, ${stats.drainCalls} preStop calls (${cutUnsaved} cut by a kill -9 before the session reached the state file), faults ${JSON.stringify(stats.faults)}, API resourceVersion ${server.resourceVersion}; known: ${stats.races} entries deleted < ${FAIR_MS} ms after a new pod took their IP, ${stats.oldGhosts} old pods' entries deleted after their IP was reused (made before the new pod: not its connections), ${stats.staleNotFound} preStop calls answered 404 for a pod the agent had not seen yet`;
