@@ -77,15 +77,26 @@ export interface Answer {
   body: Record<string, unknown>;
 }
 
+/**
+ * A request as the kubelet's HTTP hook makes it: one connection, no pool. node:http, not
+ * fetch: Node 20's fetch (undici 6) can leave a request pending for good when the server's
+ * listener closes while it connects (a kill -9 just after the call; reproduced outside the
+ * project, 6 in 28 tries), where a Go client sees a reset.
+ */
 export function get(port: number, path: string, method = 'GET'): { answer: Promise<Answer>; abort: () => void } {
   let abort = (): void => undefined;
   const answer = new Promise<Answer>((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, method, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) });
+        try {
+          resolve({ status: res.statusCode ?? 0, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) });
+        } catch (error) {
+          reject(new Error(`answer ${res.statusCode ?? 0} is not JSON: ${text.slice(0, 200)}`, { cause: error }));
+        }
       });
     });
     req.on('error', reject);

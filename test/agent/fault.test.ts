@@ -34,6 +34,7 @@ import type { Agent } from '../../agent/agent.js';
 import type { JsonObject } from '../apiserver/server.js';
 import { managedPod, markDeleting, setReady } from '../apiserver/pods.js';
 import { AgentRig, memoryNetlinkWithEvents } from './agent-rig.js';
+import { get } from './drain-rig.js';
 
 const QUICK = process.env.FAULT_QUICK !== undefined && process.env.FAULT_QUICK !== '' && process.env.FAULT_QUICK !== '0';
 const SEED = process.env.FAULT_SEED !== undefined && process.env.FAULT_SEED !== '' ? Number(process.env.FAULT_SEED) >>> 0 : (Math.random() * 2 ** 32) >>> 0;
@@ -59,7 +60,7 @@ const FAIR_MS = 1000;
  * While an agent bug this run finds is open, the run is a todo (it runs, prints its seed and
  * violations, and does not fail the suite); FAULT_STRICT=1 makes it fail. Clear it once fixed.
  */
-const OPEN_BUG = 'open: FAULT_SEED=3166860999 (2026-12-07) left one TCP entry of p209, a pod of fault-2 whose whole life (created, served, deleted) fell in a long gap of that node\'s pod watch (a 410, then 429s, 500s and API restarts), not flushed 65 s after the faults stopped. Its likely path is fixed (fault-2 had counted 10 gone checks over budget: a pod of its own that its pod watch never saw, gone from its slices while serving, was flushed UDP/SCTP only; agent/agent-endpoints.test.ts), but 15 replays of the seed passed before the fix too, so the run stays a todo until it is confirmed; a failure report now carries the node\'s agent log. Before it, since the fix of FAULT_SEED=4241708189 (agent/handover/handover.test.ts), 23 runs of other seeds passed, 3 of them inside a whole suite run';
+const OPEN_BUG = 'open: FAULT_SEED=3166860999 (2026-12-07) left one TCP entry of p209, a pod of fault-2 whose whole life (created, served, deleted) fell in a long gap of that node\'s pod watch (a 410, then 429s, 500s and API restarts), not flushed 65 s after the faults stopped. Its likely path is fixed (fault-2 had counted 10 gone checks over budget: a pod of its own that its pod watch never saw, gone from its slices while serving, was flushed UDP/SCTP only; agent/agent-endpoints.test.ts), but 15 replays of the seed passed before the fix too, so the run stays a todo until it is confirmed; a failure report now carries the node\'s agent log. Before it, since the fix of FAULT_SEED=4241708189 (agent/handover/handover.test.ts), 23 runs of other seeds passed, 3 of them inside a whole suite run. FAULT_SEED=3636390768 (2026-12-07) found two more: a DrainInterrupted lost across a kill -9 (the harness\'s dead process faked its Event posts; agent/runtime/state-keeper.test.ts pins the state file\'s last write), and a preStop call never settled, which was the harness\'s client (fetch can hang when the listener closes while it connects; the call is now node:http, as drain-rig.ts says): 3 of 13 replays failed before, 14 of 14 passed after';
 const SVC: IpvsServiceKey = { family: 4, protocol: 'tcp', address: '10.96.0.10', port: 80 };
 
 /** mulberry32: small, seedable, good enough to pick steps. */
@@ -97,25 +98,30 @@ interface NodeRig {
 /** Agent log lines kept per node for a failure report (info level: what an operator would see). */
 const LOG_LINES = 20_000;
 
-/** A pino destination keeping the lines in `lines` (the oldest dropped past LOG_LINES). */
+/** Log lines that repeat while a drain lasts (the test's proxy deletes held servers every tick): not kept. */
+const REPEATING = 'the proxy deleted a held server';
+
+/**
+ * A pino destination keeping the lines in `lines` (the oldest dropped past LOG_LINES). The
+ * repeating lines are not kept: they filled the buffer, and a report of FAULT_SEED=3636390768
+ * lost the first agent's lines about the call it was about.
+ */
 function memoryLog(lines: string[]): { write(line: string): void } {
   return {
     write(line: string): void {
+      if (line.includes(REPEATING)) return;
       lines.push(line.trimEnd());
       if (lines.length > LOG_LINES * 1.25) lines.splice(0, lines.length - LOG_LINES);
     },
   };
 }
 
-/** Log lines that repeat while a drain lasts (the test's proxy deletes held servers every tick): left out of reports. */
-const REPEATING = 'the proxy deleted a held server';
-
 /**
  * The lines of `lines` that name any of `words` (a pod's name as `"shop/p1"`, an IP), the last
  * `max` of them, each as `+<ms since t0> <msg> <its other fields>` (no stacks).
  */
 function linesNaming(lines: readonly string[], words: readonly string[], t0: number, max = 40): string[] {
-  return lines.filter((l) => !l.includes(REPEATING) && words.some((w) => l.includes(w))).slice(-max).map((l) => {
+  return lines.filter((l) => words.some((w) => l.includes(w))).slice(-max).map((l) => {
     try {
       const { time, msg, err, level: _l, pid: _p, hostname: _h, node: _n, ...rest } = JSON.parse(l) as Record<string, unknown>;
       const error = err === undefined ? '' : ` err=${String((err as { message?: unknown }).message)}`;
@@ -124,6 +130,15 @@ function linesNaming(lines: readonly string[], words: readonly string[], t0: num
       return l.slice(0, 400);
     }
   });
+}
+
+/** Since when a node's kept log goes (its buffer drops the oldest lines). */
+function keptFrom(lines: readonly string[], t0: number): string {
+  try {
+    return `+${Number((JSON.parse(lines[0] ?? '{}') as { time?: unknown }).time) - t0}ms`;
+  } catch {
+    return 'an unparsed line';
+  }
 }
 
 interface DrainCall {
@@ -333,10 +348,10 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
       return;
     }
     const call: DrainCall = { id: calls.length, pod: name, drainId: `drain-${name}`, node: n.name, agent, at: Date.now(), settled: Promise.resolve() };
-    call.settled = fetch(`http://127.0.0.1:${n.drainPort}/v1/drain/${call.drainId}`).then(async (res) => {
-      const body = (await res.json().catch(() => ({}))) as { ended?: unknown };
-      call.outcome = { kind: 'answered', status: res.status, ended: body.ended };
-      log(`preStop ${name} answered ${res.status} ${String(body.ended)}`);
+    // node:http, as drain-rig's get says why (fetch could hang when a kill -9 races its connect).
+    call.settled = get(n.drainPort, `/v1/drain/${call.drainId}`).answer.then((res) => {
+      call.outcome = { kind: 'answered', status: res.status, ended: res.body.ended };
+      log(`preStop ${name} answered ${res.status} ${String(res.body.ended)}`);
     }, (error: unknown) => {
       call.outcome = { kind: 'cut', error: String((error as { cause?: unknown }).cause ?? error) };
       log(`preStop ${name} cut (${call.outcome.error})`);
@@ -400,6 +415,7 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
     const killedAt = Date.now();
     for (const c of calls) if (c.agent === older && c.outcome === undefined) c.killed = { saved: saved?.includes(`"${c.drainId}"`) === true, at: killedAt };
     await older.stop();
+    log(`${n.name}: ${older.instance.instance} stopped in ${Date.now() - killedAt} ms`);
     // What a kill -9 leaves: the state file as the process last wrote it while running.
     if (saved === undefined) rmSync(n.stateFile, { force: true });
     else writeFileSync(n.stateFile, saved);
@@ -595,7 +611,7 @@ test(`randomized faults: no live entry deleted, gone pods flushed, preStop calls
         // What the node's agents logged about the call (its drain id) and the pod.
         const n = nodes.find((x) => x.name === c.node);
         const killed = c.killed === undefined ? 'not killed' : `its agent killed at +${c.killed.at - t0}ms (session ${c.killed.saved ? '' : 'not '}in the state file)`;
-        violations.push(`${what}: never answered; ${killed}; agent log naming it:\n      ${n === undefined ? '' : linesNaming(n.logLines, [`"${c.drainId}"`, `"shop/${c.pod}"`], t0, 30).join('\n      ')}`);
+        violations.push(`${what}: never answered; ${killed}; agent log naming it (kept from ${n === undefined ? '?' : keptFrom(n.logLines, t0)}):\n      ${n === undefined ? '' : linesNaming(n.logLines, [`"${c.drainId}"`, `"shop/${c.pod}"`, 'agent stopped', 'failed to stop', 'agent started', 'drain API'], t0, 30).join('\n      ')}`);
       }
       else if (c.outcome.kind === 'answered') {
         if (c.outcome.status === 404 && !STRICT) {
