@@ -24,6 +24,21 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => voi
 const ITEMS = Array.from({ length: 3_000 }, (_, i) => ({ metadata: { name: `slice-${i}`, resourceVersion: String(i) }, endpoints: [{ addresses: [`10.0.${i >> 8}.${i & 255}`] }] }));
 const BODY = JSON.stringify({ kind: 'EndpointSliceList', apiVersion: 'discovery.k8s.io/v1', metadata: { resourceVersion: '42' }, items: ITEMS });
 
+/** Writes `bytes` in pieces of `size`, one per turn of the event loop, then ends the answer. */
+function writeInPieces(res: ServerResponse, bytes: Buffer, size: number): void {
+  let at = 0;
+  const step = (): void => {
+    if (at >= bytes.length) {
+      res.end();
+      return;
+    }
+    res.write(bytes.subarray(at, at + size));
+    at += size;
+    setImmediate(step);
+  };
+  step();
+}
+
 test('a gzipped list (asked with Accept-Encoding: gzip) arrives item by item, inflated across chunks', async () => {
   let asked = '';
   const gz = gzipSync(BODY, { level: 1 });
@@ -31,17 +46,7 @@ test('a gzipped list (asked with Accept-Encoding: gzip) arrives item by item, in
     asked = String(req.headers['accept-encoding']);
     res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
     // In small pieces: the inflater sees chunk boundaries everywhere.
-    let at = 0;
-    const step = (): void => {
-      if (at >= gz.length) {
-        res.end();
-        return;
-      }
-      res.write(gz.subarray(at, at + 997));
-      at += 997;
-      setImmediate(step);
-    };
-    step();
+    writeInPieces(res, gz, 997);
   });
   try {
     const names: string[] = [];
@@ -98,17 +103,7 @@ test('with protobuf: a gzipped protobuf list arrives as slices with encoded endp
       return;
     }
     res.writeHead(200, { 'content-type': 'application/vnd.kubernetes.protobuf', 'content-encoding': 'gzip' });
-    let at = 0;
-    const step = (): void => {
-      if (at >= proto.length) {
-        res.end();
-        return;
-      }
-      res.write(proto.subarray(at, at + 331));
-      at += 331;
-      setImmediate(step);
-    };
-    step();
+    writeInPieces(res, proto, 331);
   });
   try {
     const items: unknown[] = [];
