@@ -136,6 +136,7 @@ function linesNaming(lines: readonly string[], words: readonly string[], t0: num
 
 /** Since when a node's kept log goes (its buffer drops the oldest lines). */
 function keptFrom(lines: readonly string[], t0: number): string {
+  if (lines.length === 0) return 'no line';
   try {
     return `+${Number((JSON.parse(lines[0] ?? '{}') as { time?: unknown }).time) - t0}ms`;
   } catch {
