@@ -13,7 +13,7 @@
  * Stops (writing its state file) when stdin closes.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
+import type { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import { createInterface } from 'node:readline';
@@ -205,7 +205,8 @@ if (process.env.BENCH_MEM_PEAK === '1') {
   }, 20).unref();
 }
 const lines = createInterface({ input: process.stdin });
-const inspector = new Session();
+/** `prof-start`'s session: node:inspector is loaded only when asked to profile (its pages would count as the agent's). */
+let inspector: Session | undefined;
 // The agent's event-loop delay during the churn: separates the agent's own stalls (GC, work) from waiting for a CPU elsewhere.
 const loop = monitorEventLoopDelay({ resolution: 10 });
 lines.on('line', (line) => {
@@ -228,15 +229,21 @@ lines.on('line', (line) => {
   // `{"cmd":"prof-start"}` / `{"cmd":"prof-stop","path":P}`: V8's CPU profiler and sampling heap profiler over every
   // allocation, collected or not, written to P.cpuprofile and P.heapprofile (profiling).
   if (line.includes('"prof-start"')) {
-    inspector.connect();
-    inspector.post('HeapProfiler.startSampling', { samplingInterval: 32768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
-    inspector.post('Profiler.enable', () => inspector.post('Profiler.start'));
+    void import('node:inspector').then(({ Session }) => {
+      const session = new Session();
+      inspector = session;
+      session.connect();
+      session.post('HeapProfiler.startSampling', { samplingInterval: 32768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+      session.post('Profiler.enable', () => session.post('Profiler.start'));
+    });
   }
   if (line.includes('"prof-stop"')) {
     const { path } = JSON.parse(line) as { path: string };
-    inspector.post('Profiler.stop', (cpuError, cpu) => {
+    const session = inspector;
+    if (session === undefined) say({ ev: 'prof', path, error: 'the profiler was not started' });
+    else session.post('Profiler.stop', (cpuError, cpu) => {
       if (cpuError === null) writeFileSync(`${path}.cpuprofile`, JSON.stringify(cpu.profile));
-      inspector.post('HeapProfiler.stopSampling', (error, result) => {
+      session.post('HeapProfiler.stopSampling', (error, result) => {
         if (error === null) writeFileSync(`${path}.heapprofile`, JSON.stringify(result.profile));
         say({ ev: 'prof', path, error: (error ?? cpuError)?.message });
       });

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeConnection } from '../../kube/connection.js';
-import { livePodIps, parseInventory, pruneEndpointSlice, type EndpointSliceLike, type PodLike } from '../../src/stale/index.js';
+import { livePodIps, pruneEndpointSlice, type EndpointSliceLike, type PodLike } from '../../src/stale/index.js';
+import { parseInventory } from '../../src/stale/inventory-file.js';
 
 /** Where endpoints come from, and how to ask whether a live pod holds an address. */
 export interface StaleInventory {

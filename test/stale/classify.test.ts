@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryConntrack } from 'netlink-native/memory';
-import { classifyEntries, excludePodIps, GraceTracker, groupByService, livePodIps, OwnershipIndex, parseInventory, planDeletion, scanStaleEntries, type DnatScanner } from '../../src/stale/index.js';
+import { classifyEntries, excludePodIps, GraceTracker, groupByService, livePodIps, OwnershipIndex, planDeletion, scanStaleEntries, type DnatScanner } from '../../src/stale/index.js';
+import { parseInventory } from '../../src/stale/inventory-file.js';
 import { directEntry, natEntry, slice } from './fixtures.js';
 
 function index(): OwnershipIndex {
