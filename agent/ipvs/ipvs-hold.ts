@@ -120,15 +120,16 @@ export class IpvsHold {
    * only the edits it finds needed are queued, and they are computed from `current()` (the
    * pods to hold when the edits run, not when the scan began) so a pod released meanwhile is
    * not held again. A server held after the scan began is trusted (the scan's weight for it is
-   * older than the edit).
+   * older than the edit). Resolves to whether it read every service (and rebuilt the address
+   * index): a full pass with something to hold.
    */
-  async reassert(current: () => { draining: readonly DrainingPod[]; servingUids: ServingUids }, scope: ReassertScope = 'full'): Promise<void> {
+  async reassert(current: () => { draining: readonly DrainingPod[]; servingUids: ServingUids }, scope: ReassertScope = 'full'): Promise<{ scannedAll: boolean }> {
     if (current().draining.length === 0) {
       await this.queue.run(async () => {
         const now = current();
         await this.releaseNotDraining(now.draining, now.servingUids);
       });
-      return;
+      return { scannedAll: false };
     }
     const scanSeq = this.holds.beginScan();
     const listed = scope === 'full' ? await this.scan() : await this.scanServices(this.servicesToReassert(current().draining));
@@ -138,6 +139,7 @@ export class IpvsHold {
       await this.holdKnown(now.draining);
       await this.holdAll(now.draining, listed, scanSeq);
     });
+    return { scannedAll: scope === 'full' };
   }
 
   /**

@@ -64,6 +64,8 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
    */
   private fullAsked = true;
   private lastFullAt = Number.NEGATIVE_INFINITY;
+  /** When a full pass last read every service (one with nothing to hold reads none). */
+  private lastScanAt = Number.NEGATIVE_INFINITY;
   private readonly fullEveryMs: number;
 
   constructor(private readonly options: IpvsOptions) {
@@ -268,8 +270,9 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
         const full = this.fullAsked || now - this.lastFullAt >= this.fullEveryMs;
         if (full) this.fullAsked = false;
         try {
-          await this.hold.reassert(() => ({ draining: plan.draining(), servingUids: this.servingHeldUids() }), full ? 'full' : 'held');
+          const { scannedAll } = await this.hold.reassert(() => ({ draining: plan.draining(), servingUids: this.servingHeldUids() }), full ? 'full' : 'held');
           if (full) this.lastFullAt = now;
+          if (scannedAll) this.lastScanAt = now;
         } catch (error) {
           if (full) this.fullAsked = true;
           this.failed(error, 'IPVS hold pass failed; retried next interval');
@@ -291,6 +294,11 @@ export class IpvsRunnable implements Runnable, IpvsEditor {
     const { stopping, handingOverToNewer } = this.options;
     // Handed over to a newer instance that edits IPVS now: it keeps its own index.
     if (!this.on || stopping() || (handingOverToNewer() && !this.owns)) return;
+    // While anything drains, the full pass reads every service and rebuilds the index itself,
+    // each fullEveryMs at the first hold interval it is due: a second scan in the same period
+    // doubles work that grows with the node's table (a real server per endpoint of every
+    // Service on an IPVS-mode node).
+    if (this.options.clock.now() - this.lastScanAt <= this.fullEveryMs + this.options.config.holdIntervalMs) return;
     try {
       await this.hold.refreshIndex();
     } catch (error) {

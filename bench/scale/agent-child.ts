@@ -15,7 +15,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString, writeHeapSnapshot } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { createInterface } from 'node:readline';
 import { pino } from 'pino';
 import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
@@ -52,18 +53,42 @@ const sayLater = (line: Record<string, unknown>): void => {
 
 const ipvs = new MemoryIpvs();
 const services = new Set<string>();
-/** Each server's IPVS service, for kube-proxy's part below. */
-const serviceOf = new Map<string, { family: 4; protocol: 'tcp'; address: string; port: number }>();
+/**
+ * Which pod addresses have a real server: bank 1 is podIp(place), bank 2 podIp(pods + place),
+ * one byte each by podIp's number (a Map of address strings would be the harness's memory in the
+ * agent's process, 150,000 entries with `--ipvs-table full`).
+ */
+const hasServer = new Uint8Array(2 * spec.pods);
+/** podIp's number for an address of this cluster, or -1. */
+function podIpNumber(address: string): number {
+  const parts = address.split('.').map(Number);
+  const n = (((parts[1] ?? 0) - 64) << 16) | ((parts[2] ?? 0) << 8) | (parts[3] ?? 0);
+  return parts.length === 4 && parts[0] === 10 && n >= 0 && n < hasServer.length ? n : -1;
+}
+/** The IPVS service of a pod address's server (the place's Service). */
+function serviceKeyOf(n: number): { family: 4; protocol: 'tcp'; address: string; port: number } {
+  return { family: 4, protocol: 'tcp', address: serviceAddress(n % spec.pods), port: 80 };
+}
 async function addServer(place: number, address: string): Promise<void> {
-  if (serviceOf.has(address)) return;
-  const key = { family: 4 as const, protocol: 'tcp' as const, address: serviceAddress(place), port: 80 };
+  const n = podIpNumber(address);
+  if (n < 0 || hasServer[n] === 1) return;
+  const key = serviceKeyOf(n);
   if (!services.has(key.address)) {
     services.add(key.address);
     await ipvs.addService({ key, scheduler: 'mh' });
   }
   await ipvs.addDestination(key, { address, port: 8080, weight: 1 });
-  serviceOf.set(address, key);
+  hasServer[n] = 1;
 }
+/**
+ * The stand-in's table in the agent's heap (the kernel's memory on a node): the heap used after
+ * a full collection, before and after its build (gc exposed for these two calls only; the agent
+ * has not started).
+ */
+setFlagsFromString('--expose-gc');
+const collect = runInNewContext('gc') as () => void;
+collect();
+const heapBeforeTable = process.memoryUsage().heapUsed;
 for (let p = 0; p < spec.bank1; p++) await addServer(p, podIp(p));
 for (let p = 0; p < spec.bank2; p++) await addServer(p, podIp(spec.pods + p));
 for (let p = 0; p < spec.pods; p++) {
@@ -71,6 +96,8 @@ for (let p = 0; p < spec.pods; p++) {
   await addServer(p, podIp(p));
   await addServer(p, podIp(spec.pods + p));
 }
+collect();
+say({ ev: 'ipvs-table', servers: hasServer.reduce((a, b) => a + b, 0), heapMiB: Math.round(((process.memoryUsage().heapUsed - heapBeforeTable) / 1048576) * 10) / 10 });
 /**
  * kube-proxy's part: a gone pod's real server is deleted, and added again (weight 1) for the
  * next pod that gets its IP. Done together, a second after the pod's flush (the mixes reuse an
@@ -79,8 +106,9 @@ for (let p = 0; p < spec.pods; p++) {
 function proxyReplaces(addresses: readonly string[]): void {
   setTimeout(() => {
     for (const address of addresses) {
-      const key = serviceOf.get(address);
-      if (key === undefined) continue;
+      const n = podIpNumber(address);
+      if (n < 0 || hasServer[n] !== 1) continue;
+      const key = serviceKeyOf(n);
       const destination = { address, port: 8080 };
       void ipvs.deleteDestination(key, destination).then(() => ipvs.addDestination(key, { ...destination, weight: 1 })).then(() => zeroed.delete(address), () => undefined);
     }

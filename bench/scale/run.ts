@@ -35,7 +35,7 @@
  *   node --import tsx --conditions=conndrain-source bench/scale/run.ts [--pods 10000,150000]
  *     [--mix rollout,readiness-storm,ip-churn] [--seconds 60] [--rate 200] [--services 2000]
  *     [--endpoint-debounce 500ms] [--rollout 10000] [--node-flags "..."] [--api-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
- *     [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader | --reader-json] [--mem-peak]
+ *     [--ipvs-table touched|full] [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader | --reader-json] [--mem-peak]
  *
  * With two sizes, each mix's CPU per event at the larger over the smaller is printed.
  *
@@ -254,6 +254,8 @@ interface Result {
   apiLoop: { p50: number; p99: number; max: number } | undefined;
   heapAfterList: Line;
   heapAfterChurn: Line;
+  /** The IPVS stand-in's table: real servers, and the agent heap it takes (kernel memory on a node). */
+  table: Line;
 }
 
 /** The agent's V8 heap figures now (and a heap snapshot at `snapshot`, which waits for it to be written). */
@@ -267,8 +269,22 @@ async function heapOf(agent: Child, snapshot: string | undefined): Promise<Line>
   }
 }
 
+/**
+ * `--ipvs-table touched|full`: the IPVS real servers the agent child's stand-in has. `touched`
+ * (the default): every pod a mix drains, with the IPs it has then. `full`: every pod's first IP
+ * too, as on a node whose kube-proxy runs in IPVS mode (a real server per endpoint of every
+ * Service): the agent's full passes and address index then read the whole table.
+ */
+const IPVS_TABLE = arg('ipvs-table', 'touched');
+if (IPVS_TABLE !== 'touched' && IPVS_TABLE !== 'full') throw new Error(`bench/scale: --ipvs-table is touched or full, not ${IPVS_TABLE}`);
+
 /** The IPVS real servers the agent child has (bench/scale/agent-child.ts `Spec`): every pod a mix drains, with the IPs it has then. */
 function ipvsSpec(pods: number, mix: Mix, rollout: number, flips: number): { bank1: number; bank2: number } {
+  const spec = touchedSpec(pods, mix, rollout, flips);
+  return IPVS_TABLE === 'full' ? { ...spec, bank1: pods } : spec;
+}
+
+function touchedSpec(pods: number, mix: Mix, rollout: number, flips: number): { bank1: number; bank2: number } {
   if (mix === 'rollout') return { bank1: Math.min(pods, rollout + flips), bank2: SOAK_MIN === undefined ? 0 : rollout };
   // The pools skip this node's ~30 places (which the child always has): a margin of 100.
   if (mix === 'readiness-storm') return { bank1: Math.min(pods, STORM_FLIP_PLACES + Math.ceil((RATE * SECONDS * 1.2) / 12) + 100), bank2: 0 };
@@ -288,6 +304,7 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
     const spec = { pods, ...ipvsSpec(pods, mix, Math.min(rollout, pods - flips), flips), flags: SHIPPED_AGENT_FLAGS };
     agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}-${mix}.json`), JSON.stringify(spec)], { cwd: REPO, env: { ...process.env, ...MALLOC_ENV, ...(TRACE_DRAINS ? { BENCH_TRACE_DRAINS: '1' } : {}), ...(MEM_PEAK ? { BENCH_MEM_PEAK: '1' } : {}) } }));
     const pid = agent.proc.pid ?? 0;
+    const table = await agent.waitFor('ipvs-table', 600_000);
     const ports = await agent.waitFor('ports', 60_000);
     const baselineMb = procStatus(pid, 'VmRSS');
     const startedAt = wallMs();
@@ -374,7 +391,7 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
       }
     }
     for (const l of api.lines) if (l.ev === 'call' && l.status !== 200) console.log(`  ${pods} pods: preStop call ${JSON.stringify(l)}`);
-    return { apiLoop: done.loop as { p50: number; p99: number; max: number } | undefined, samples, pods, mix, weight0Local, weight0Remote, flushLocal, flushRemote, churnCpuS, logLines: agent.logLines, bytesAtStart, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, fileMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, readerCpuPct, notHeld, notFlushed, calls, listStats: done.listStats, bytesSent: done.bytesSent as ByteStatsSnapshot | undefined, loop, heapAfterList, heapAfterChurn };
+    return { apiLoop: done.loop as { p50: number; p99: number; max: number } | undefined, samples, pods, mix, weight0Local, weight0Remote, flushLocal, flushRemote, churnCpuS, logLines: agent.logLines, bytesAtStart, firstListS, firstListPeakMb, firstListCpuS, settledMb, peakMb, fileMb, afterChurnMb, baselineMb, churnEvents: done.events as number, churnS: done.seconds as number, cpuPct, readerCpuPct, notHeld, notFlushed, calls, listStats: done.listStats, bytesSent: done.bytesSent as ByteStatsSnapshot | undefined, loop, heapAfterList, heapAfterChurn, table };
   } finally {
     await reader?.end();
     await agent?.end();
@@ -420,6 +437,7 @@ try {
   row('mix', (r) => r.mix);
   row('managed pods', (r) => String(r.pods));
   row('load average (1 min) at start / end', (_, n) => loads[n] ?? '');
+  row(`IPVS stand-in (--ipvs-table ${IPVS_TABLE}): real servers, agent heap MiB`, (r) => `${String(r.table.servers)}, ${String(r.table.heapMiB)}`);
   row('agent RSS at start (before the list), MiB', (r) => r.baselineMb.toFixed(1));
   row('first list: time, s', (r) => r.firstListS.toFixed(1));
   row('first list: RSS peak by then, MiB', (r) => r.firstListPeakMb.toFixed(1));
