@@ -37,6 +37,10 @@ function hashAddress(address: string): number {
   return packed === undefined ? hashString(address.toLowerCase()) : hashInt(packed);
 }
 
+function sameShape(shape: DestShape, d: IpvsDestination): boolean {
+  return shape.family === d.family && shape.forwarding === d.forwarding && shape.upperThreshold === d.upperThreshold && shape.lowerThreshold === d.lowerThreshold && shape.tunnelType === d.tunnelType && shape.tunnelPort === d.tunnelPort && shape.tunnelFlags === d.tunnelFlags;
+}
+
 /** One scan's rows, columns of equal length. */
 class Rows {
   readonly service: Int32Array;
@@ -95,16 +99,22 @@ export class AddressIndex {
     const shapes: DestShape[] = [];
     const shapeIds = new Map<string, number>();
     let row = 0;
+    let last = -1;
     withServers.forEach((l, s) => {
       start[s] = row;
       numbers.set(formatServiceKey(l.service.key), s);
       for (const d of l.dests ?? []) {
-        const shape: DestShape = { family: d.family, forwarding: d.forwarding, upperThreshold: d.upperThreshold, lowerThreshold: d.lowerThreshold, tunnelType: d.tunnelType, tunnelPort: d.tunnelPort, tunnelFlags: d.tunnelFlags };
-        const shapeKey = `${String(shape.family)} ${shape.forwarding} ${String(shape.upperThreshold)} ${String(shape.lowerThreshold)} ${shape.tunnelType} ${String(shape.tunnelPort)} ${String(shape.tunnelFlags)}`;
-        let id = shapeIds.get(shapeKey);
+        // Servers in a row nearly always share a shape: a key string only when it changes.
+        let id = last >= 0 && sameShape(shapes[last] as DestShape, d) ? last : undefined;
         if (id === undefined) {
-          id = shapes.push(shape) - 1;
-          shapeIds.set(shapeKey, id);
+          const shape: DestShape = { family: d.family, forwarding: d.forwarding, upperThreshold: d.upperThreshold, lowerThreshold: d.lowerThreshold, tunnelType: d.tunnelType, tunnelPort: d.tunnelPort, tunnelFlags: d.tunnelFlags };
+          const shapeKey = `${String(shape.family)} ${shape.forwarding} ${String(shape.upperThreshold)} ${String(shape.lowerThreshold)} ${shape.tunnelType} ${String(shape.tunnelPort)} ${String(shape.tunnelFlags)}`;
+          id = shapeIds.get(shapeKey);
+          if (id === undefined) {
+            id = shapes.push(shape) - 1;
+            shapeIds.set(shapeKey, id);
+          }
+          last = id;
         }
         rows.service[row] = s;
         rows.port[row] = d.port;
@@ -121,7 +131,7 @@ export class AddressIndex {
     });
     start[withServers.length] = row;
     const table = this.tableOver(rows);
-    for (let r = 0; r < n; r++) table.add(rows.address(r), r);
+    for (let r = 0; r < n; r++) table.addSlot(r);
     this.rows = rows;
     this.byAddress = table;
     this.services = withServers.map((l) => l.service);

@@ -3,14 +3,14 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { hashString, SlotTable } from './slot-table.js';
 
-test('slot table: answers as a Map of key -> slots (insertion order) over random adds and deletes, through rebuilds and tombstones', () => {
-  fc.assert(fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 300 }), fc.constantFrom('a', 'b', 'c', 'pod-1', 'pod-2', 'x'.repeat(40))), { maxLength: 600, size: 'max' }), (ops) => {
+test('slot table: answers as a Map of key -> slots (insertion order) over random adds (by key or by slot) and deletes, through rebuilds and tombstones', () => {
+  fc.assert(fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 300 }), fc.constantFrom('a', 'b', 'c', 'pod-1', 'pod-2', 'x'.repeat(40)), fc.boolean()), { maxLength: 600, size: 'max' }), (ops) => {
     const keyOf: Array<string | undefined> = [];
     const order: number[] = [];
     let seq = 0;
     const table = new SlotTable<string>({ hash: hashString, hashAt: (s) => hashString(keyOf[s] as string), matches: (s, k) => keyOf[s] === k, orderOf: (s) => order[s] as number });
     const ref = new Map<string, number[]>();
-    for (const [add, slot, key] of ops) {
+    for (const [add, slot, key, bySlot] of ops) {
       const held = keyOf[slot];
       if (held !== undefined) {
         table.delete(held, slot);
@@ -20,7 +20,8 @@ test('slot table: answers as a Map of key -> slots (insertion order) over random
       if (add) {
         keyOf[slot] = key;
         order[slot] = seq++;
-        table.add(key, slot);
+        if (bySlot) table.addSlot(slot);
+        else table.add(key, slot);
         ref.set(key, [...(ref.get(key) ?? []), slot]);
       }
     }

@@ -65,6 +65,13 @@ export class SlotTable<K> {
     this.live += 1;
   }
 
+  /** Adds `slot` under the key it holds now (`hashAt`): no key to build when the store has the slot already. */
+  addSlot(slot: number): void {
+    if ((this.live + this.tombstones + 1) > this.table.length * MAX_LOAD) this.rebuild(this.live + 1);
+    this.place(this.keys.hashAt(slot), slot);
+    this.live += 1;
+  }
+
   /** Removes `slot` from under `key` (call before the slot's key changes). */
   delete(key: K, slot: number): void {
     const target = slot + 1;
