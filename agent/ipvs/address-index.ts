@@ -156,7 +156,7 @@ export class AddressIndex {
     return keys;
   }
 
-  /** Real servers indexed (the bench, tests). */
+  /** Real servers indexed (tests). */
   get size(): number {
     return this.rows.port.length;
   }

@@ -26,7 +26,7 @@ import { DEFAULT_FLOW_TIMEOUTS } from '../../agent/drain/flows.js';
 import { loadKubeConnection } from '../../kube/load.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { memoryNetlink } from '../agent/stand-ins.js';
-import { AGENT_NODE, podIp, podNode, serviceAddress, wallMs } from './cluster.js';
+import { AGENT_NODE, podIp, podIpIndex, podNode, serviceAddress, wallMs } from './cluster.js';
 
 interface Spec {
   pods: number;
@@ -59,11 +59,10 @@ const services = new Set<string>();
  * agent's process, 150,000 entries with `--ipvs-table full`).
  */
 const hasServer = new Uint8Array(2 * spec.pods);
-/** podIp's number for an address of this cluster, or -1. */
+/** podIp's number for an address of this cluster's two banks, or -1. */
 function podIpNumber(address: string): number {
-  const parts = address.split('.').map(Number);
-  const n = (((parts[1] ?? 0) - 64) << 16) | ((parts[2] ?? 0) << 8) | (parts[3] ?? 0);
-  return parts.length === 4 && parts[0] === 10 && n >= 0 && n < hasServer.length ? n : -1;
+  const n = podIpIndex(address);
+  return n < hasServer.length ? n : -1;
 }
 /** The IPVS service of a pod address's server (the place's Service). */
 function serviceKeyOf(n: number): { family: 4; protocol: 'tcp'; address: string; port: number } {

@@ -2,6 +2,8 @@
  * The simulated cluster of bench/scale, shared by its processes: pod i's name, IP, node and
  * IPVS service. 5,000 nodes; about 30 pods on the agent's node (`node-0`) whatever the size.
  */
+import { packIpv4 } from '../../src/store/ipv4.js';
+
 export const NODES = 5000;
 export const AGENT_NODE = 'node-0';
 export const SERVICES = 2000;
@@ -16,6 +18,14 @@ export const STORM_FLIP_PLACES = 2000;
 
 export function podIp(i: number): string {
   return `10.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+}
+
+const FIRST_POD_IP = packIpv4(podIp(0)) as number;
+
+/** The i of podIp(i) for an address of this cluster's pods (any i >= 0), or -1. */
+export function podIpIndex(address: string): number {
+  const packed = packIpv4(address);
+  return packed === undefined || packed < FIRST_POD_IP ? -1 : packed - FIRST_POD_IP;
 }
 
 /**

@@ -278,12 +278,13 @@ async function heapOf(agent: Child, snapshot: string | undefined): Promise<Line>
 const IPVS_TABLE = arg('ipvs-table', 'touched');
 if (IPVS_TABLE !== 'touched' && IPVS_TABLE !== 'full') throw new Error(`bench/scale: --ipvs-table is touched or full, not ${IPVS_TABLE}`);
 
-/** The IPVS real servers the agent child has (bench/scale/agent-child.ts `Spec`): every pod a mix drains, with the IPs it has then. */
+/** The IPVS real servers the agent child has (bench/scale/agent-child.ts `Spec`), as `--ipvs-table` says. */
 function ipvsSpec(pods: number, mix: Mix, rollout: number, flips: number): { bank1: number; bank2: number } {
   const spec = touchedSpec(pods, mix, rollout, flips);
   return IPVS_TABLE === 'full' ? { ...spec, bank1: pods } : spec;
 }
 
+/** `touched`: every pod a mix drains, with the IPs it has then. */
 function touchedSpec(pods: number, mix: Mix, rollout: number, flips: number): { bank1: number; bank2: number } {
   if (mix === 'rollout') return { bank1: Math.min(pods, rollout + flips), bank2: SOAK_MIN === undefined ? 0 : rollout };
   // The pools skip this node's ~30 places (which the child always has): a margin of 100.
