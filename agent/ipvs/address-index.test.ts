@@ -61,10 +61,22 @@ const withoutCounts = (d: IpvsDestination): Omit<IpvsDestination, 'activeConnect
   return rest;
 };
 
+/** A scan of `n` servers over `services` services (the columns' growth and trim past their first capacity). */
+function bigScan(n: number, services: number): ListedService[] {
+  return Array.from({ length: services }, (_, s): ListedService => ({
+    service: { key: { family: 4, protocol: 'tcp', address: '10.96.0.1', port: s + 1 }, scheduler: 'mh', flags: 0, flagNames: [], timeout: 0, netmask: 0 },
+    dests: Array.from({ length: Math.ceil(n / services) }, (_, i) => ({ ...DEST, address: `10.1.${String(s)}.${String(i % 250)}`, port: 80 + Math.floor(i / 250) })),
+  }));
+}
+
+const DEST: IpvsDestination = { address: '10.0.0.1', port: 80, family: 4, forwarding: 'masq', weight: 1, upperThreshold: 0, lowerThreshold: 0, tunnelType: 'ipip', tunnelPort: 0, tunnelFlags: 0, activeConnections: 0, inactiveConnections: 0, persistentConnections: 0 };
+
 test('at, orderOf and rememberWeight answer as the scan objects do', () => {
   fc.assert(
-    fc.property(listedArb, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 9 }))), (listed, edits) => {
+    fc.property(listedArb, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 9 }))), fc.array(fc.integer({ min: 0, max: 700 }), { maxLength: 2 }), (listed, edits, before) => {
       const index = new AddressIndex();
+      // Scans before this one, larger or smaller: the next scan's columns start at their size.
+      for (const n of before) index.rebuild(bigScan(n, 3));
       index.rebuild(listed);
       const expected = model(listed);
       const servers = listed.flatMap((l) => (l.dests ?? []).map((dest) => ({ service: l.service, dest })));
@@ -99,4 +111,18 @@ test('a rebuild replaces the whole index; an empty scan leaves nothing', () => {
   assert.equal(index.at('10.0.0.1').length, 0);
   assert.equal(index.orderOf(formatServiceKey(service.key)), undefined);
   assert.equal(index.size, 0);
+});
+
+test('a scan under way leaves the index as the last scan made it until it replaces it', () => {
+  const index = new AddressIndex();
+  index.rebuild(bigScan(600, 4));
+  const builder = index.builder();
+  for (const l of bigScan(300, 2)) builder.add(l.service, l.dests);
+  assert.equal(index.size, 600);
+  assert.equal(index.at('10.1.3.7').length, 1, 'a server of the last scan only');
+  index.replace(builder);
+  assert.equal(index.size, 300);
+  assert.equal(index.at('10.1.3.7').length, 0);
+  assert.deepEqual(index.at('10.1.1.7').map((s) => s.dest.port), [80]);
+  assert.equal(index.orderOf(formatServiceKey({ family: 4, protocol: 'tcp', address: '10.96.0.1', port: 2 }))?.length, 150);
 });

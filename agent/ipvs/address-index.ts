@@ -16,8 +16,8 @@
  */
 import type { IpvsDestination, IpvsService } from 'netlink-native/types';
 import { formatDestinationKey, formatServiceKey } from 'netlink-native/ipvs-keys';
-import { packIpv4, unpackIpv4 } from '../../src/store/ipv4.js';
-import { hashInt, hashString, SlotTable } from '../../src/store/slot-table.js';
+import { SlotTable } from '../../src/store/slot-table.js';
+import { AddressRows, hashAddress } from './address-rows.js';
 import { heldId, type HeldServer } from './held-server.js';
 import type { ListedService } from './ipvs-scan.js';
 
@@ -31,113 +31,98 @@ type DestShape = Pick<IpvsDestination, 'family' | 'forwarding' | 'upperThreshold
 
 const NO_SERVERS: readonly IndexedServer[] = Object.freeze([]);
 
-/** The key an address is looked up by: a canonical IPv4 address packed, any other text lowercased. */
-function hashAddress(address: string): number {
-  const packed = packIpv4(address);
-  return packed === undefined ? hashString(address.toLowerCase()) : hashInt(packed);
-}
-
 function sameShape(shape: DestShape, d: IpvsDestination): boolean {
   return shape.family === d.family && shape.forwarding === d.forwarding && shape.upperThreshold === d.upperThreshold && shape.lowerThreshold === d.lowerThreshold && shape.tunnelType === d.tunnelType && shape.tunnelPort === d.tunnelPort && shape.tunnelFlags === d.tunnelFlags;
 }
 
-/** One scan's rows, columns of equal length. */
-class Rows {
-  readonly service: Int32Array;
-  readonly port: Int32Array;
-  readonly weight: Int32Array;
-  readonly shape: Int32Array;
-  /** The packed IPv4 address; 0 with a `text` entry for any other address. */
-  readonly ip4: Int32Array;
-  readonly packed: Uint8Array;
-  /** The address as dumped, of rows whose address is not a canonical IPv4 one. */
-  readonly text = new Map<number, string>();
+function tableOver(rows: AddressRows): SlotTable<string> {
+  return new SlotTable<string>({
+    hash: hashAddress,
+    hashAt: (row) => rows.hashAt(row),
+    matches: (row, address) => rows.holds(row, address),
+    orderOf: (row) => row,
+  });
+}
 
-  constructor(n: number) {
-    this.service = new Int32Array(n);
-    this.port = new Int32Array(n);
-    this.weight = new Int32Array(n);
-    this.shape = new Int32Array(n);
-    this.ip4 = new Int32Array(n);
-    this.packed = new Uint8Array(n);
+/**
+ * A scan's index, filled service by service as the scan reads them (`add`), so that the
+ * dump's objects of a service are garbage once it is added; `AddressIndex.replace` makes it
+ * the index.
+ */
+export class AddressIndexBuilder {
+  readonly rows: AddressRows;
+  readonly byAddress: SlotTable<string>;
+  readonly services: IpvsService[] = [];
+  /** A service's rows: [start[n], start[n + 1]) once finished. */
+  readonly start: number[] = [];
+  readonly numbers = new Map<string, number>();
+  readonly shapes: DestShape[] = [];
+  private readonly shapeIds = new Map<string, number>();
+  private lastShape = -1;
+
+  /** `capacity`: the rows expected (the last scan's count: the columns grow past it). */
+  constructor(capacity: number) {
+    this.rows = new AddressRows(capacity);
+    this.byAddress = tableOver(this.rows);
   }
 
-  address(row: number): string {
-    return this.packed[row] === 1 ? unpackIpv4(this.ip4[row] as number) : (this.text.get(row) ?? '');
+  /** Appends a service's servers in dump order (undefined: deleted while read, not indexed). */
+  add(service: IpvsService, dests: readonly IpvsDestination[] | undefined): void {
+    if (dests === undefined) return;
+    const s = this.services.push(service) - 1;
+    this.start.push(this.rows.length);
+    this.numbers.set(formatServiceKey(service.key), s);
+    for (const d of dests) this.byAddress.addSlot(this.rows.append(s, d.address, d.port, d.weight, this.shapeOf(d)));
   }
 
-  hashAt(row: number): number {
-    return this.packed[row] === 1 ? hashInt(this.ip4[row] as number) : hashString((this.text.get(row) ?? '').toLowerCase());
-  }
-
-  /** Whether row's address is `address` (any case). */
-  holds(row: number, address: string): boolean {
-    if (this.packed[row] === 1) return packIpv4(address) === this.ip4[row];
-    return (this.text.get(row) ?? '').toLowerCase() === address.toLowerCase();
+  /** The interned shape of `d`: servers in a row nearly always share one, so a key string only when it changes. */
+  private shapeOf(d: IpvsDestination): number {
+    const last = this.lastShape;
+    if (last >= 0 && sameShape(this.shapes[last] as DestShape, d)) return last;
+    const shape: DestShape = { family: d.family, forwarding: d.forwarding, upperThreshold: d.upperThreshold, lowerThreshold: d.lowerThreshold, tunnelType: d.tunnelType, tunnelPort: d.tunnelPort, tunnelFlags: d.tunnelFlags };
+    const shapeKey = `${String(shape.family)} ${shape.forwarding} ${String(shape.upperThreshold)} ${String(shape.lowerThreshold)} ${shape.tunnelType} ${String(shape.tunnelPort)} ${String(shape.tunnelFlags)}`;
+    let id = this.shapeIds.get(shapeKey);
+    if (id === undefined) {
+      id = this.shapes.push(shape) - 1;
+      this.shapeIds.set(shapeKey, id);
+    }
+    this.lastShape = id;
+    return id;
   }
 }
 
 export class AddressIndex {
-  private rows = new Rows(0);
-  private byAddress = this.tableOver(this.rows);
+  private rows = new AddressRows(0);
+  private byAddress = tableOver(this.rows);
   /** The scan's services (with servers listed), by number. */
   private services: IpvsService[] = [];
   /** A service's rows: [start[n], start[n + 1]). */
-  private start = new Int32Array(1);
+  private start: readonly number[] = [0];
   /** formatServiceKey -> the service's number (the last listed under that key). */
   private numbers = new Map<string, number>();
   private shapes: DestShape[] = [];
 
+  /** A builder for the next scan, sized by this one. */
+  builder(): AddressIndexBuilder {
+    return new AddressIndexBuilder(this.rows.length + (this.rows.length >> 4));
+  }
+
+  /** Makes what a full scan added to `builder` the index. */
+  replace(builder: AddressIndexBuilder): void {
+    builder.rows.trim();
+    this.rows = builder.rows;
+    this.byAddress = builder.byAddress;
+    this.services = builder.services;
+    this.start = [...builder.start, builder.rows.length];
+    this.numbers = builder.numbers;
+    this.shapes = builder.shapes;
+  }
+
   /** Replaces the index with what a full scan listed. */
   rebuild(listed: readonly ListedService[]): void {
-    const withServers = listed.filter((l) => l.dests !== undefined);
-    let n = 0;
-    for (const l of withServers) n += l.dests?.length ?? 0;
-    const rows = new Rows(n);
-    const start = new Int32Array(withServers.length + 1);
-    const numbers = new Map<string, number>();
-    const shapes: DestShape[] = [];
-    const shapeIds = new Map<string, number>();
-    let row = 0;
-    let last = -1;
-    withServers.forEach((l, s) => {
-      start[s] = row;
-      numbers.set(formatServiceKey(l.service.key), s);
-      for (const d of l.dests ?? []) {
-        // Servers in a row nearly always share a shape: a key string only when it changes.
-        let id = last >= 0 && sameShape(shapes[last] as DestShape, d) ? last : undefined;
-        if (id === undefined) {
-          const shape: DestShape = { family: d.family, forwarding: d.forwarding, upperThreshold: d.upperThreshold, lowerThreshold: d.lowerThreshold, tunnelType: d.tunnelType, tunnelPort: d.tunnelPort, tunnelFlags: d.tunnelFlags };
-          const shapeKey = `${String(shape.family)} ${shape.forwarding} ${String(shape.upperThreshold)} ${String(shape.lowerThreshold)} ${shape.tunnelType} ${String(shape.tunnelPort)} ${String(shape.tunnelFlags)}`;
-          id = shapeIds.get(shapeKey);
-          if (id === undefined) {
-            id = shapes.push(shape) - 1;
-            shapeIds.set(shapeKey, id);
-          }
-          last = id;
-        }
-        rows.service[row] = s;
-        rows.port[row] = d.port;
-        rows.weight[row] = d.weight;
-        rows.shape[row] = id;
-        const packed = packIpv4(d.address);
-        if (packed === undefined) rows.text.set(row, d.address);
-        else {
-          rows.ip4[row] = packed;
-          rows.packed[row] = 1;
-        }
-        row += 1;
-      }
-    });
-    start[withServers.length] = row;
-    const table = this.tableOver(rows);
-    for (let r = 0; r < n; r++) table.addSlot(r);
-    this.rows = rows;
-    this.byAddress = table;
-    this.services = withServers.map((l) => l.service);
-    this.start = start;
-    this.numbers = numbers;
-    this.shapes = shapes;
+    const builder = this.builder();
+    for (const l of listed) builder.add(l.service, l.dests);
+    this.replace(builder);
   }
 
   /** The servers with address `ip` (any case), as the last scan saw them (their weights as remembered since). */
@@ -158,7 +143,7 @@ export class AddressIndex {
 
   /** Real servers indexed (tests). */
   get size(): number {
-    return this.rows.port.length;
+    return this.rows.length;
   }
 
   /**
@@ -176,14 +161,5 @@ export class AddressIndex {
   private destAt(row: number): IpvsDestination {
     const shape = this.shapes[this.rows.shape[row] as number] as DestShape;
     return { ...shape, address: this.rows.address(row), port: this.rows.port[row] as number, weight: this.rows.weight[row] as number, activeConnections: 0, inactiveConnections: 0, persistentConnections: 0 };
-  }
-
-  private tableOver(rows: Rows): SlotTable<string> {
-    return new SlotTable<string>({
-      hash: hashAddress,
-      hashAt: (row) => rows.hashAt(row),
-      matches: (row, address) => rows.holds(row, address),
-      orderOf: (row) => row,
-    });
   }
 }

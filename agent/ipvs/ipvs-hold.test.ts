@@ -253,3 +253,23 @@ test('reassert scope held: reads only the services with held servers, and still 
   await hold.reassert(() => ({ draining: [POD], servingUids: new Set() }), 'full');
   assert.equal(dumped.length, 3, 'a full pass reads every service');
 });
+
+test('a full pass compares the servers of held addresses too: a pod that drains again while the scan reads, its release having failed, gets its reset weight back to 0', async () => {
+  const ipvs = await node();
+  const { hold, restores } = rig(ipvs);
+  await hold.sync([POD], new Set());
+  // Ready again, but the release's edit back to the original weight fails: the hold stays.
+  const setDestinationWeight = ipvs.setDestinationWeight.bind(ipvs);
+  ipvs.setDestinationWeight = () => Promise.reject(Object.assign(new Error('EIO'), { code: 'EIO' }));
+  await hold.sync([], new Set([POD.uid]));
+  ipvs.setDestinationWeight = setDestinationWeight;
+  assert.equal(hold.size, 2, 'the failed release kept its holds');
+  ipvs.proxySetWeight(FWM, { address: '10.2.0.1', port: 0 }, 1);
+  // The scan begins while only another pod drains; the pod drains again before the pass edits.
+  const other = { uid: 'uid-dns', key: 'kube-system/dns', ips: ['10.2.0.9'] };
+  let calls = 0;
+  await hold.reassert(() => ({ draining: (calls += 1) <= 2 ? [other] : [other, POD], servingUids: new Set() }), 'full');
+  assert.ok(calls >= 3);
+  assert.deepEqual(await weights(ipvs, FWM), { '10.2.0.1:0': 0 }, 'the reset weight is 0 again in this pass');
+  assert.deepEqual(restores, ['weight']);
+});

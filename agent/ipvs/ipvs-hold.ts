@@ -20,7 +20,7 @@
  * queue (`call-queue.ts`), the reads (`ipvs-scan.ts`) and the edits (`hold-edits.ts`).
  */
 import type { Logger } from 'pino';
-import type { IpvsApi, IpvsServiceKey } from 'netlink-native/types';
+import type { IpvsApi, IpvsService, IpvsServiceKey } from 'netlink-native/types';
 import { mapLimit } from '../../src/map-limit.js';
 import { AddressIndex } from './address-index.js';
 import { CallQueue } from './call-queue.js';
@@ -29,7 +29,17 @@ import { heldId, newHold, covers, type DrainingPod, type HeldServer, type Restor
 import { readd, release, setZeros, type HoldEditsContext } from './hold-edits.js';
 import { HoldRegistry } from './hold-registry.js';
 import { HoldReport } from './hold-report.js';
-import { listServers, type ListedService } from './ipvs-scan.js';
+import { listServers, visitServers, type ListedService } from './ipvs-scan.js';
+
+/**
+ * What a scan hands the pass: every service it listed (a held server the proxy deleted is
+ * re-added only into a service still there), and of those, the servers that may concern a
+ * hold (`kept`: an address of a draining pod or of a held server), not the whole table.
+ */
+interface ScanResult {
+  services: readonly IpvsService[];
+  kept: ListedService[];
+}
 
 export type { DrainingPod, HeldServer, RestoreAction, ServingUids } from './held-server.js';
 
@@ -132,7 +142,7 @@ export class IpvsHold {
       return { scannedAll: false };
     }
     const scanSeq = this.holds.beginScan();
-    const listed = scope === 'full' ? await this.scan() : await this.scanServices(this.servicesToReassert(current().draining));
+    const listed = scope === 'full' ? await this.scan(this.holdAddresses(current().draining)) : await this.scanServices(this.servicesToReassert(current().draining));
     await this.queue.run(async () => {
       const now = current();
       await this.releaseNotDraining(now.draining, now.servingUids);
@@ -158,8 +168,22 @@ export class IpvsHold {
   }
 
   /** Reads the servers of the services in `ids` only (the index and orders stay as the last full scan left them). */
-  private async scanServices(ids: ReadonlySet<string>): Promise<ListedService[]> {
-    return listServers(this.options.ipvs, (await this.options.ipvs.listServices()).filter((service) => ids.has(formatServiceKey(service.key))), this.concurrency);
+  private async scanServices(ids: ReadonlySet<string>): Promise<ScanResult> {
+    const services = (await this.options.ipvs.listServices()).filter((service) => ids.has(formatServiceKey(service.key)));
+    return { services, kept: await listServers(this.options.ipvs, services, this.concurrency) };
+  }
+
+  /**
+   * The addresses (lowercased) whose servers a full pass compares with the holds: those of the
+   * pods draining when it begins and of every held server. A pod that starts draining during
+   * the scan is held from the index the scan leaves (holdKnown, before the pass's edits), and
+   * a hold made after the scan began is newer than what the scan read of it.
+   */
+  private holdAddresses(draining: readonly DrainingPod[]): Set<string> {
+    const addresses = new Set<string>();
+    for (const pod of draining) for (const ip of pod.ips) addresses.add(ip.toLowerCase());
+    for (const h of this.holds.values()) addresses.add(h.destination.address.toLowerCase());
+    return addresses;
   }
 
   private async releaseNotDraining(draining: readonly DrainingPod[], servingUids: ServingUids): Promise<void> {
@@ -194,17 +218,28 @@ export class IpvsHold {
     if (this.refreshing) return;
     this.refreshing = true;
     try {
-      await this.scan();
+      await this.scan(new Set());
     } finally {
       this.refreshing = false;
     }
   }
 
-  /** Reads every service's servers and rebuilds the address index from them. */
-  private async scan(): Promise<ListedService[]> {
-    const listed = await listServers(this.options.ipvs, await this.options.ipvs.listServices(), this.concurrency);
-    this.index.rebuild(listed);
-    return listed;
+  /**
+   * Reads every service's servers and rebuilds the address index from them as it reads; keeps
+   * only the servers whose address is in `addresses` (ScanResult).
+   */
+  private async scan(addresses: ReadonlySet<string>): Promise<ScanResult> {
+    const services = await this.options.ipvs.listServices();
+    const builder = this.index.builder();
+    const kept: ListedService[] = [];
+    await visitServers(this.options.ipvs, services, this.concurrency, (service, dests) => {
+      builder.add(service, dests);
+      if (dests === undefined || addresses.size === 0) return;
+      const mine = dests.filter((d) => addresses.has(d.address.toLowerCase()));
+      if (mine.length > 0) kept.push({ service, dests: mine });
+    });
+    this.index.replace(builder);
+    return { services, kept };
   }
 
   private get concurrency(): number {
@@ -248,7 +283,7 @@ export class IpvsHold {
     return unindexed;
   }
 
-  private async holdAll(draining: readonly DrainingPod[], scanned?: ListedService[], scanSeq = Number.POSITIVE_INFINITY): Promise<void> {
+  private async holdAll(draining: readonly DrainingPod[], scanned?: ScanResult, scanSeq = Number.POSITIVE_INFINITY): Promise<void> {
     if (draining.length === 0) return; // nothing to hold: no IPVS call at all
     // Several draining endpoints may share an address (host-network pods of one node, on their own ports).
     const podOfIp = new Map<string, DrainingPod[]>();
@@ -259,9 +294,8 @@ export class IpvsHold {
         else list.push(pod);
       }
     }
-    const listed = scanned ?? await this.scan();
+    const { kept: listed, services } = scanned ?? await this.scan(this.holdAddresses(draining));
     const newer = (h: HeldServer): boolean => this.holds.heldAfter(h, scanSeq);
-    const services = listed.map((l) => l.service);
     let changed = false;
     const seen = new Set<string>();
     const work: Array<() => Promise<void>> = [];

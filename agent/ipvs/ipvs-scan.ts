@@ -18,16 +18,30 @@ export interface ListedService {
 const SERVICES_PER_TURN = 32;
 
 /** The servers of each of `services` (undefined for one deleted meanwhile). */
-export function listServers(ipvs: IpvsApi, services: readonly IpvsService[], concurrency: number): Promise<ListedService[]> {
+export async function listServers(ipvs: IpvsApi, services: readonly IpvsService[], concurrency: number): Promise<ListedService[]> {
+  const listed: ListedService[] = [];
+  await visitServers(ipvs, services, concurrency, (service, dests) => listed.push({ service, dests }));
+  return listed;
+}
+
+/**
+ * Reads the servers of each of `services` and hands each service's to `visit` as soon as they
+ * are read (in the order the reads end), keeping none: a scan of a node whose proxy runs in
+ * IPVS mode (a real server per endpoint of every Service) holds one service's dump at a time,
+ * not the whole table.
+ */
+export async function visitServers(ipvs: IpvsApi, services: readonly IpvsService[], concurrency: number, visit: (service: IpvsService, dests: IpvsDestination[] | undefined) => void): Promise<void> {
   let read = 0;
-  return mapLimit(services, concurrency, async (service) => {
+  await mapLimit(services, concurrency, async (service) => {
     read += 1;
     if (read % SERVICES_PER_TURN === 0) await setImmediate();
+    let dests: IpvsDestination[] | undefined;
     try {
-      return { service, dests: await ipvs.listDestinations(service.key) };
+      dests = await ipvs.listDestinations(service.key);
     } catch (error) {
-      if (isCode(error, 'ENOENT', 'ESRCH')) return { service, dests: undefined }; // deleted meanwhile
-      throw error;
+      if (!isCode(error, 'ENOENT', 'ESRCH')) throw error;
+      dests = undefined; // deleted meanwhile
     }
+    visit(service, dests);
   });
 }
