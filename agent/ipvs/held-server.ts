@@ -4,6 +4,7 @@
  */
 import { destinationSpecOf, formatDestinationKey, formatServiceKey } from 'netlink-native/ipvs-keys';
 import type { IpvsDestination, IpvsDestinationKey, IpvsDestinationSpec, IpvsService, IpvsServiceKey } from 'netlink-native/types';
+import { PINNABLE_SCHEDULERS } from '../../src/flowpin/twin-plan.js';
 
 export interface HeldServer {
   podUid: string;
@@ -34,7 +35,7 @@ export interface HeldServer {
    * server and the hold that re-adds it change the kernel's order (re-added servers go to the
    * head); the mh/sh tables follow the order.
    */
-  serviceOrder?: string[];
+  serviceOrder?: readonly string[];
 }
 
 export type RestoreAction = 'weight' | 'readd';
@@ -84,13 +85,25 @@ export function heldId(service: IpvsServiceKey, dest: IpvsDestinationKey): strin
   return `${formatServiceKey(service)}>${formatDestinationKey(dest)}`;
 }
 
-/** A new hold of `dest` (of `service`) for `pod`, as seen now; `serviceOrder`: the service's servers as the last full scan saw them. */
-export function newHold(pod: DrainingPod, service: IpvsService, dest: IpvsDestination, serviceOrder: string[] | undefined): HeldServer {
+/**
+ * Whether a hold records its service's server order: only flow pinning's twin reads it, and
+ * only a scheduler with a consistent-hash table has a twin; in any other service (`rr`,
+ * kube-proxy's default) the order is as long as the service and serves nothing.
+ */
+export function recordsOrder(service: Pick<IpvsService, 'scheduler'>): boolean {
+  return PINNABLE_SCHEDULERS.includes(service.scheduler);
+}
+
+/**
+ * A new hold of `dest` (of `service`) for `pod`, as seen now; `serviceOrder`: the service's
+ * servers as the last full scan saw them, recorded where the scheduler has a twin (recordsOrder).
+ */
+export function newHold(pod: DrainingPod, service: IpvsService, dest: IpvsDestination, serviceOrder: readonly string[] | undefined): HeldServer {
   return {
     podUid: pod.uid, podKey: pod.key, service: service.key, scheduler: service.scheduler, destination: { address: dest.address, port: dest.port, family: dest.family },
     spec: destinationSpecOf(dest), originalWeight: dest.weight > 0 ? dest.weight : DEFAULT_ORIGINAL_WEIGHT, recreated: false,
     ...(dest.weight > 0 ? {} : { originalAssumed: true }),
     ...(pod.elsewhere === true ? { elsewhere: true as const } : {}),
-    serviceOrder,
+    ...(serviceOrder !== undefined && recordsOrder(service) ? { serviceOrder } : {}),
   };
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { MemoryIpvs } from 'netlink-native/memory';
 import type { IpvsServiceKey } from 'netlink-native/types';
-import { IpvsHold, type RestoreAction } from './ipvs-hold.js';
+import { IpvsHold, type HeldServer, type RestoreAction } from './ipvs-hold.js';
 import { loadState, StateWriter, writeStateAtomic, type AgentState } from '../runtime/state-file.js';
 
 const logger = pino({ level: 'silent' });
@@ -272,4 +272,23 @@ test('a full pass compares the servers of held addresses too: a pod that drains 
   assert.ok(calls >= 3);
   assert.deepEqual(await weights(ipvs, FWM), { '10.2.0.1:0': 0 }, 'the reset weight is 0 again in this pass');
   assert.deepEqual(restores, ['weight']);
+});
+
+test('a hold records its service\'s server order only where a twin can use it (mh, sh), one list per service and scan', async () => {
+  const ipvs = await node();
+  await ipvs.addDestination(MH, { address: '10.2.0.3', port: 8080, weight: 1 });
+  await ipvs.addDestination(OTHER, { address: '10.2.0.3', port: 53, weight: 1 });
+  const { hold } = rig(ipvs);
+  await hold.refreshIndex();
+  const second = { uid: 'uid-web-2', key: 'shop/web-2', ips: ['10.2.0.3'] };
+  await hold.sync([POD, second], new Set());
+  const byKey = (uid: string, service: IpvsServiceKey): HeldServer | undefined => hold.list().find((h) => h.podUid === uid && h.service.port === service.port && h.service.fwmark === service.fwmark);
+  const mhFirst = byKey(POD.uid, MH);
+  const mhSecond = byKey(second.uid, MH);
+  assert.deepEqual(mhFirst?.serviceOrder, ['10.2.0.3:8080', '10.2.0.2:8080', '10.2.0.1:8080'], 'the dump order (newest first)');
+  assert.equal(mhFirst?.serviceOrder, mhSecond?.serviceOrder, 'two holds of one service from one scan share its list');
+  assert.deepEqual(byKey(POD.uid, FWM)?.serviceOrder, ['10.2.0.1:0'], 'sh');
+  const rr = byKey(second.uid, OTHER);
+  assert.ok(rr !== undefined, 'the rr service\'s server is held');
+  assert.equal(rr.serviceOrder, undefined, 'an rr service has no twin: no order recorded');
 });

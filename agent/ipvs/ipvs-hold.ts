@@ -25,7 +25,7 @@ import { mapLimit } from '../../src/map-limit.js';
 import { AddressIndex } from './address-index.js';
 import { CallQueue } from './call-queue.js';
 import { formatServiceKey } from 'netlink-native/ipvs-keys';
-import { heldId, newHold, covers, type DrainingPod, type HeldServer, type RestoreAction, type ServingUids } from './held-server.js';
+import { heldId, newHold, covers, recordsOrder, type DrainingPod, type HeldServer, type RestoreAction, type ServingUids } from './held-server.js';
 import { readd, release, setZeros, type HoldEditsContext } from './hold-edits.js';
 import { HoldRegistry } from './hold-registry.js';
 import { HoldReport } from './hold-report.js';
@@ -242,6 +242,11 @@ export class IpvsHold {
     return { services, kept };
   }
 
+  /** The service's server order from the last scan, where a hold records it (`recordsOrder`). */
+  private orderOf(service: IpvsService): readonly string[] | undefined {
+    return recordsOrder(service) ? this.index.orderOf(formatServiceKey(service.key)) : undefined;
+  }
+
   private get concurrency(): number {
     return this.options.concurrency ?? 8;
   }
@@ -258,7 +263,7 @@ export class IpvsHold {
           if (this.options.skipService?.(service.key) === true || !covers(pod, service.key, dest)) continue;
           const id = heldId(service.key, dest);
           if (this.holds.has(id)) continue;
-          const h = newHold(pod, service, dest, this.index.orderOf(formatServiceKey(service.key)));
+          const h = newHold(pod, service, dest, this.orderOf(service));
           this.holds.set(id, h);
           this.holds.markHeld(h);
           // Edited whatever weight the index remembers: the index is a snapshot, and the last
@@ -309,7 +314,7 @@ export class IpvsHold {
         seen.add(id);
         const held = this.holds.get(id);
         if (held === undefined) {
-          const h = newHold(pod, service, dest, this.index.orderOf(formatServiceKey(service.key)));
+          const h = newHold(pod, service, dest, this.orderOf(service));
           this.holds.set(id, h);
           changed = true;
           if (dest.weight !== 0) zeros.push({ held: h, restore: undefined });
