@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { IpvsApi, IpvsService } from 'netlink-native/types';
 import type { AddressIndex } from './address-index.js';
-import { formatDestinationKey, formatServiceKey } from 'netlink-native/ipvs-keys';
+import { formatServiceKey, sameDestinationKey } from 'netlink-native/ipvs-keys';
 import { holdLogLevel, type HeldServer, type RestoreAction } from './held-server.js';
 import { isCode } from './netlink-code.js';
 
@@ -74,7 +74,7 @@ export async function release(ctx: HoldEditsContext, index: AddressIndex, held: 
       await ipvs.deleteDestination(held.service, held.destination);
       log[holdLogLevel(held)]({ service: formatServiceKey(held.service) }, 'ipvs: pod gone; removed the server the agent had re-created');
     } else if (why === 'serving') {
-      const current = (await ipvs.listDestinations(held.service)).find((d) => formatDestinationKey(d) === formatDestinationKey(held.destination));
+      const current = (await ipvs.listDestinations(held.service)).find((d) => sameDestinationKey(d, held.destination));
       if (current !== undefined && current.weight === 0) await ipvs.setDestinationWeight(held.service, held.destination, held.originalWeight);
       if (current !== undefined) index.rememberWeight(held, current.weight === 0 ? held.originalWeight : current.weight);
       log[holdLogLevel(held)]({ service: formatServiceKey(held.service), weight: held.originalWeight }, 'ipvs: pod Ready again; original weight back, hold released');

@@ -16,6 +16,8 @@ import { samePlanInput, type DrainPlanner } from './drain-planner.js';
 
 /** The IPVS side of a run (the IPVS runnable). */
 export interface HoldApplier {
+  /** Whether the hold is on: off (no IPVS on the node, `--ipvs-hold=false`), no run builds the list of pods to hold. */
+  readonly holding: boolean;
   /** `draining` is read only when `changed` or `fullPass` (otherwise the run passes an empty list). */
   apply(draining: DrainingPod[], changed: boolean, fullPass: boolean): Promise<void>;
   /** Resolves when no full hold pass is running. */
@@ -193,7 +195,7 @@ export class PlanLoop implements Runnable {
     this.reassertDue = false;
     // Not synced yet (e.g. API down after a restart): the planner holds what the state file says is draining.
     // Built only for a pass that reads it: a run whose events changed no hold does no IPVS work.
-    const draining = changed || fullPass ? this.options.holds.draining() : [];
+    const draining = this.options.hold.holding && (changed || fullPass) ? this.options.holds.draining() : [];
     await this.options.hold.apply(draining, changed, fullPass);
     // After the hold: the watched set is not on the path from a watch event to weight 0.
     if (planned) this.options.rewatch(now);

@@ -7,6 +7,8 @@
  * - `bank1`, `bank2`: the IPVS table has a real server for the pods at places [0, bank1) with
  *   their first IP (podIp(place)) and at places [0, bank2) with their second (podIp(pods +
  *   place)); this node's pods have both (the mixes drain them and replace them);
+ * - `ipvs`: false for a node without IPVS (the stand-in answers as a kernel without ip_vs, and
+ *   has no server at all);
  * - `flags`: the agent's flags (camelCase, as the DaemonSet's container args give them).
  * Prints JSON lines: `ports`, `ready` (with the time), then one line when a pod IP's last held
  * server reaches weight 0 (`weight0`) and for each conntrack flush (`flush`, its addresses).
@@ -32,6 +34,7 @@ interface Spec {
   pods: number;
   bank1: number;
   bank2: number;
+  ipvs?: boolean;
   flags: Record<string, string>;
 }
 const [kubeconfig = '', stateFile = '', specText = '{}'] = process.argv.slice(2);
@@ -51,7 +54,7 @@ const sayLater = (line: Record<string, unknown>): void => {
   probeLines.push(`${JSON.stringify(line)}\n`);
 };
 
-const ipvs = new MemoryIpvs();
+const ipvs = new MemoryIpvs({ unavailable: spec.ipvs === false });
 const services = new Set<string>();
 /**
  * Which pod addresses have a real server: bank 1 is podIp(place), bank 2 podIp(pods + place),
@@ -90,7 +93,7 @@ collect();
 const heapBeforeTable = process.memoryUsage().heapUsed;
 for (let p = 0; p < spec.bank1; p++) await addServer(p, podIp(p));
 for (let p = 0; p < spec.bank2; p++) await addServer(p, podIp(spec.pods + p));
-for (let p = 0; p < spec.pods; p++) {
+for (let p = 0; p < spec.pods && spec.ipvs !== false; p++) {
   if (podNode(p, spec.pods) !== AGENT_NODE) continue;
   await addServer(p, podIp(p));
   await addServer(p, podIp(spec.pods + p));

@@ -35,7 +35,7 @@
  *   node --import tsx --conditions=conndrain-source bench/scale/run.ts [--pods 10000,150000]
  *     [--mix rollout,readiness-storm,ip-churn] [--seconds 60] [--rate 200] [--services 2000]
  *     [--endpoint-debounce 500ms] [--rollout 10000] [--node-flags "..."] [--api-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
- *     [--ipvs-table touched|full] [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader | --reader-json] [--mem-peak]
+ *     [--ipvs-table touched|full|none] [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader | --reader-json] [--mem-peak]
  *
  * With two sizes, each mix's CPU per event at the larger over the smaller is printed.
  *
@@ -270,18 +270,22 @@ async function heapOf(agent: Child, snapshot: string | undefined): Promise<Line>
 }
 
 /**
- * `--ipvs-table touched|full`: the IPVS real servers the agent child's stand-in has. `touched`
- * (the default): every pod a mix drains, with the IPs it has then. `full`: every pod's first IP
- * too, as on a node whose kube-proxy runs in IPVS mode (a real server per endpoint of every
- * Service): the agent's full passes and address index then read the whole table.
+ * `--ipvs-table touched|full|none`: the IPVS real servers the agent child's stand-in has.
+ * `touched` (the default): every pod a mix drains, with the IPs it has then. `full`: every
+ * pod's first IP too, as on a node whose kube-proxy runs in IPVS mode (a real server per
+ * endpoint of every Service): the agent's full passes and address index then read the whole
+ * table. `none`: no IPVS at all, as on a node whose proxy uses iptables, nftables or eBPF: the
+ * stand-in answers as a kernel without ip_vs, the agent runs conntrack-only as it does there,
+ * no drain is held (the weight-0 rows stay empty, and a drain is not counted as lost).
  */
 const IPVS_TABLE = arg('ipvs-table', 'touched');
-if (IPVS_TABLE !== 'touched' && IPVS_TABLE !== 'full') throw new Error(`bench/scale: --ipvs-table is touched or full, not ${IPVS_TABLE}`);
+if (IPVS_TABLE !== 'touched' && IPVS_TABLE !== 'full' && IPVS_TABLE !== 'none') throw new Error(`bench/scale: --ipvs-table is touched, full or none, not ${IPVS_TABLE}`);
 
 /** The IPVS real servers the agent child has (bench/scale/agent-child.ts `Spec`), as `--ipvs-table` says. */
-function ipvsSpec(pods: number, mix: Mix, rollout: number, flips: number): { bank1: number; bank2: number } {
+function ipvsSpec(pods: number, mix: Mix, rollout: number, flips: number): { bank1: number; bank2: number; ipvs: boolean } {
+  if (IPVS_TABLE === 'none') return { bank1: 0, bank2: 0, ipvs: false };
   const spec = touchedSpec(pods, mix, rollout, flips);
-  return IPVS_TABLE === 'full' ? { ...spec, bank1: pods } : spec;
+  return IPVS_TABLE === 'full' ? { ...spec, bank1: pods, ipvs: true } : { ...spec, ipvs: true };
 }
 
 /** `touched`: every pod a mix drains, with the IPs it has then. */
@@ -366,7 +370,7 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
     let notFlushed = 0;
     for (const l of api.lines) {
       const t = l.t as number;
-      if (l.ev === 'drain') {
+      if (l.ev === 'drain' && IPVS_TABLE !== 'none') {
         const at = (zeros.get(l.ip as string) ?? []).find((z) => z >= t);
         if (at === undefined) {
           notHeld += 1;
@@ -434,7 +438,7 @@ try {
     }
   }
   const row = (label: string, f: (r: Result, n: number) => string): void => console.log(`${label.padEnd(50)}${results.map((r, n) => f(r, n).padStart(20)).join('')}`);
-  const pq = (xs: number[], digits: number): string => `${xs.length}, ${quantile(xs, 0.5).toFixed(digits)}, ${quantile(xs, 0.99).toFixed(digits)}`;
+  const pq = (xs: number[], digits: number): string => (xs.length === 0 ? '0, -, -' : `${xs.length}, ${quantile(xs, 0.5).toFixed(digits)}, ${quantile(xs, 0.99).toFixed(digits)}`);
   row('mix', (r) => r.mix);
   row('managed pods', (r) => String(r.pods));
   row('load average (1 min) at start / end', (_, n) => loads[n] ?? '');

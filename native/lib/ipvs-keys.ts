@@ -56,7 +56,8 @@ export function addressFamily(address: string): IpFamily | undefined {
 
 /** The kernel's spelling of an address (inet_ntop): IPv6 lower-case and compressed. */
 export function canonicalAddress(address: string): string {
-  if (addressFamily(address) !== 6) return address;
+  // No colon: not IPv6, nothing to rewrite (the IPv4 case, on every dump row and edit, skips isIP).
+  if (!address.includes(':') || addressFamily(address) !== 6) return address;
   return new URL(`http://[${address}]/`).hostname.slice(1, -1);
 }
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalAddress, formatServiceKey, ipvsFlagNames, parseDestinationKey, parseServiceKey } from 'netlink-native';
-import { destinationSpecOf, formatDestinationKey } from 'netlink-native/ipvs-keys';
+import { destinationSpecOf, formatDestinationKey, sameDestinationKey } from 'netlink-native/ipvs-keys';
 
 test('service names round-trip: address/port services of both families and fwmark services', () => {
   const cases: Array<[string, unknown]> = [
@@ -50,4 +50,8 @@ test('flag names and canonical addresses', () => {
   assert.deepEqual(ipvsFlagNames(0x100), ['0x100']);
   assert.equal(canonicalAddress('FD00:0000:0000::0001'), 'fd00::1');
   assert.equal(canonicalAddress('10.0.0.1'), '10.0.0.1');
+  assert.equal(canonicalAddress('::FFFF:10.0.0.1'), '::ffff:a00:1', 'an IPv4-mapped IPv6 address is IPv6');
+  assert.equal(canonicalAddress('not-an-ip'), 'not-an-ip', 'anything else as given');
+  assert.ok(sameDestinationKey({ address: 'FD00::5', port: 80 }, { address: 'fd00:0::5', port: 80 }));
+  assert.ok(!sameDestinationKey({ address: '10.0.0.5', port: 80 }, { address: '10.0.0.5', port: 81 }));
 });
