@@ -22,14 +22,14 @@
 import type { Logger } from 'pino';
 import type { IpvsApi, IpvsService, IpvsServiceKey } from 'netlink-native/types';
 import { mapLimit } from '../../src/map-limit.js';
-import { AddressIndex } from './address-index.js';
+import { AddressIndex, type AddressIndexBuilder } from './address-index.js';
 import { CallQueue } from './call-queue.js';
 import { formatServiceKey } from 'netlink-native/ipvs-keys';
 import { heldId, newHold, covers, recordsOrder, type DrainingPod, type HeldServer, type RestoreAction, type ServingUids } from './held-server.js';
 import { readd, release, setZeros, type HoldEditsContext } from './hold-edits.js';
 import { HoldRegistry } from './hold-registry.js';
 import { HoldReport } from './hold-report.js';
-import { listServers, visitServers, type ListedService } from './ipvs-scan.js';
+import { visitServers, type ListedService } from './ipvs-scan.js';
 
 /**
  * What a scan hands the pass: every service it listed (a held server the proxy deleted is
@@ -142,7 +142,8 @@ export class IpvsHold {
       return { scannedAll: false };
     }
     const scanSeq = this.holds.beginScan();
-    const listed = scope === 'full' ? await this.scan(this.holdAddresses(current().draining)) : await this.scanServices(this.servicesToReassert(current().draining));
+    const atStart = current().draining;
+    const listed = scope === 'full' ? await this.scan(this.holdAddresses(atStart)) : await this.scanServices(this.servicesToReassert(atStart), this.holdAddresses(atStart));
     await this.queue.run(async () => {
       const now = current();
       await this.releaseNotDraining(now.draining, now.servingUids);
@@ -167,10 +168,13 @@ export class IpvsHold {
     return ids;
   }
 
-  /** Reads the servers of the services in `ids` only (the index and orders stay as the last full scan left them). */
-  private async scanServices(ids: ReadonlySet<string>): Promise<ScanResult> {
+  /**
+   * Reads the servers of the services in `ids` only (the index and orders stay as the last full
+   * scan left them); keeps those whose address is in `addresses` (ScanResult).
+   */
+  private async scanServices(ids: ReadonlySet<string>, addresses: ReadonlySet<string>): Promise<ScanResult> {
     const services = (await this.options.ipvs.listServices()).filter((service) => ids.has(formatServiceKey(service.key)));
-    return { services, kept: await listServers(this.options.ipvs, services, this.concurrency) };
+    return { services, kept: await this.readKept(services, addresses, undefined) };
   }
 
   /**
@@ -231,15 +235,21 @@ export class IpvsHold {
   private async scan(addresses: ReadonlySet<string>): Promise<ScanResult> {
     const services = await this.options.ipvs.listServices();
     const builder = this.index.builder();
+    const kept = await this.readKept(services, addresses, builder);
+    this.index.replace(builder);
+    return { services, kept };
+  }
+
+  /** Reads the servers of `services` (each service's into `builder`, if any) and keeps those whose address is in `addresses`. */
+  private async readKept(services: readonly IpvsService[], addresses: ReadonlySet<string>, builder: AddressIndexBuilder | undefined): Promise<ListedService[]> {
     const kept: ListedService[] = [];
     await visitServers(this.options.ipvs, services, this.concurrency, (service, dests) => {
-      builder.add(service, dests);
+      builder?.add(service, dests);
       if (dests === undefined || addresses.size === 0) return;
       const mine = dests.filter((d) => addresses.has(d.address.toLowerCase()));
       if (mine.length > 0) kept.push({ service, dests: mine });
     });
-    this.index.replace(builder);
-    return { services, kept };
+    return kept;
   }
 
   /** The service's server order from the last scan, where a hold records it (`recordsOrder`). */

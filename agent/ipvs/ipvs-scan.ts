@@ -17,13 +17,6 @@ export interface ListedService {
  */
 const SERVICES_PER_TURN = 32;
 
-/** The servers of each of `services` (undefined for one deleted meanwhile). */
-export async function listServers(ipvs: IpvsApi, services: readonly IpvsService[], concurrency: number): Promise<ListedService[]> {
-  const listed: ListedService[] = [];
-  await visitServers(ipvs, services, concurrency, (service, dests) => listed.push({ service, dests }));
-  return listed;
-}
-
 /**
  * Reads the servers of each of `services` and hands each service's to `visit` as soon as they
  * are read (in the order the reads end), keeping none: a scan of a node whose proxy runs in
