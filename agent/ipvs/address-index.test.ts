@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { IpvsDestination, IpvsService } from 'netlink-native/types';
 import { formatDestinationKey, formatServiceKey } from 'netlink-native/ipvs-keys';
-import { AddressIndex } from './address-index.js';
+import { AddressIndex, AddressIndexBuilder } from './address-index.js';
 import { heldId, type HeldServer } from './held-server.js';
 import type { ListedService } from './ipvs-scan.js';
 
@@ -61,7 +61,14 @@ const withoutCounts = (d: IpvsDestination): Omit<IpvsDestination, 'activeConnect
   return rest;
 };
 
-/** A scan of `n` servers over `services` services (the columns' growth and trim past their first capacity). */
+/** Replaces `index` with what a full scan listed, service by service, as the hold's scan does. */
+function rebuild(index: AddressIndex, listed: readonly ListedService[]): void {
+  const builder = new AddressIndexBuilder();
+  for (const l of listed) builder.add(l.service, l.dests);
+  index.replace(builder);
+}
+
+/** A scan of `n` servers over `services` services. */
 function bigScan(n: number, services: number): ListedService[] {
   return Array.from({ length: services }, (_, s): ListedService => ({
     service: { key: { family: 4, protocol: 'tcp', address: '10.96.0.1', port: s + 1 }, scheduler: 'mh', flags: 0, flagNames: [], timeout: 0, netmask: 0 },
@@ -75,9 +82,9 @@ test('at, orderOf and rememberWeight answer as the scan objects do', () => {
   fc.assert(
     fc.property(listedArb, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 9 }))), fc.array(fc.integer({ min: 0, max: 700 }), { maxLength: 2 }), (listed, edits, before) => {
       const index = new AddressIndex();
-      // Scans before this one, larger or smaller: the next scan's columns start at their size.
-      for (const n of before) index.rebuild(bigScan(n, 3));
-      index.rebuild(listed);
+      // Scans before this one, larger or smaller: the next one replaces them whole.
+      for (const n of before) rebuild(index, bigScan(n, 3));
+      rebuild(index, listed);
       const expected = model(listed);
       const servers = listed.flatMap((l) => (l.dests ?? []).map((dest) => ({ service: l.service, dest })));
       for (const [pick, weight] of edits) {
@@ -104,10 +111,10 @@ test('a rebuild replaces the whole index; an empty scan leaves nothing', () => {
   const index = new AddressIndex();
   const service: IpvsService = { key: { family: 4, protocol: 'tcp', address: '10.96.0.1', port: 80 }, scheduler: 'rr', flags: 0, flagNames: [], timeout: 0, netmask: 0 };
   const dest: IpvsDestination = { address: '10.0.0.1', port: 80, family: 4, forwarding: 'masq', weight: 1, upperThreshold: 0, lowerThreshold: 0, tunnelType: 'ipip', tunnelPort: 0, tunnelFlags: 0, activeConnections: 0, inactiveConnections: 0, persistentConnections: 0 };
-  index.rebuild([{ service, dests: [dest] }]);
+  rebuild(index, [{ service, dests: [dest] }]);
   assert.equal(index.at('10.0.0.1').length, 1);
   assert.equal(index.size, 1);
-  index.rebuild([]);
+  rebuild(index, []);
   assert.equal(index.at('10.0.0.1').length, 0);
   assert.equal(index.orderOf(formatServiceKey(service.key)), undefined);
   assert.equal(index.size, 0);
@@ -115,8 +122,8 @@ test('a rebuild replaces the whole index; an empty scan leaves nothing', () => {
 
 test('a scan under way leaves the index as the last scan made it until it replaces it', () => {
   const index = new AddressIndex();
-  index.rebuild(bigScan(600, 4));
-  const builder = index.builder();
+  rebuild(index, bigScan(600, 4));
+  const builder = new AddressIndexBuilder();
   for (const l of bigScan(300, 2)) builder.add(l.service, l.dests);
   assert.equal(index.size, 600);
   assert.equal(index.at('10.1.3.7').length, 1, 'a server of the last scan only');
@@ -125,4 +132,20 @@ test('a scan under way leaves the index as the last scan made it until it replac
   assert.equal(index.at('10.1.3.7').length, 0);
   assert.deepEqual(index.at('10.1.1.7').map((s) => s.dest.port), [80]);
   assert.equal(index.orderOf(formatServiceKey({ family: 4, protocol: 'tcp', address: '10.96.0.1', port: 2 }))?.length, 150);
+});
+
+test('a scan past a page of rows (4,096) answers every server as the scan listed it', () => {
+  const index = new AddressIndex();
+  const listed = bigScan(10_000, 40); // 250 servers a service: each address once, at port 80
+  rebuild(index, listed);
+  assert.equal(index.size, 10_000);
+  for (const l of listed) {
+    for (const d of l.dests ?? []) {
+      const found = index.at(d.address);
+      assert.equal(found.length, 1, d.address);
+      assert.equal(found[0]?.service.key.port, l.service.key.port, d.address);
+      assert.equal(found[0]?.dest.port, 80, d.address);
+    }
+    assert.deepEqual(index.orderOf(formatServiceKey(l.service.key)), (l.dests ?? []).map(formatDestinationKey));
+  }
 });

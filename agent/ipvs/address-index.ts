@@ -19,7 +19,6 @@ import { formatDestinationKey, formatServiceKey } from 'netlink-native/ipvs-keys
 import { SlotTable } from '../../src/store/slot-table.js';
 import { AddressRows, hashAddress } from './address-rows.js';
 import { heldId, type HeldServer } from './held-server.js';
-import type { ListedService } from './ipvs-scan.js';
 
 export interface IndexedServer {
   service: IpvsService;
@@ -50,8 +49,8 @@ function tableOver(rows: AddressRows): SlotTable<string> {
  * the index.
  */
 export class AddressIndexBuilder {
-  readonly rows: AddressRows;
-  readonly byAddress: SlotTable<string>;
+  readonly rows = new AddressRows();
+  readonly byAddress = tableOver(this.rows);
   readonly services: IpvsService[] = [];
   /** A service's rows: [start[n], start[n + 1]) once finished. */
   readonly start: number[] = [];
@@ -59,12 +58,6 @@ export class AddressIndexBuilder {
   readonly shapes: DestShape[] = [];
   private readonly shapeIds = new Map<string, number>();
   private lastShape = -1;
-
-  /** `capacity`: the rows expected (the last scan's count: the columns grow past it). */
-  constructor(capacity: number) {
-    this.rows = new AddressRows(capacity);
-    this.byAddress = tableOver(this.rows);
-  }
 
   /** Appends a service's servers in dump order (undefined: deleted while read, not indexed). */
   add(service: IpvsService, dests: readonly IpvsDestination[] | undefined): void {
@@ -92,7 +85,7 @@ export class AddressIndexBuilder {
 }
 
 export class AddressIndex {
-  private rows = new AddressRows(0);
+  private rows = new AddressRows();
   private byAddress = tableOver(this.rows);
   /** The scan's services (with servers listed), by number. */
   private services: IpvsService[] = [];
@@ -104,14 +97,8 @@ export class AddressIndex {
   /** orderOf's lists of this scan, by service number. */
   private orders = new Map<number, readonly string[]>();
 
-  /** A builder for the next scan, sized by this one. */
-  builder(): AddressIndexBuilder {
-    return new AddressIndexBuilder(this.rows.length + (this.rows.length >> 4));
-  }
-
   /** Makes what a full scan added to `builder` the index. */
   replace(builder: AddressIndexBuilder): void {
-    builder.rows.trim();
     this.rows = builder.rows;
     this.byAddress = builder.byAddress;
     this.services = builder.services;
@@ -121,18 +108,11 @@ export class AddressIndex {
     this.orders = new Map();
   }
 
-  /** Replaces the index with what a full scan listed. */
-  rebuild(listed: readonly ListedService[]): void {
-    const builder = this.builder();
-    for (const l of listed) builder.add(l.service, l.dests);
-    this.replace(builder);
-  }
-
   /** The servers with address `ip` (any case), as the last scan saw them (their weights as remembered since). */
   at(ip: string): readonly IndexedServer[] {
     const found = this.byAddress.slots(ip);
     if (found.length === 0) return NO_SERVERS;
-    return found.map((row) => ({ service: this.services[this.rows.service[row] as number] as IpvsService, dest: this.destAt(row) }));
+    return found.map((row) => ({ service: this.services[this.rows.service(row)] as IpvsService, dest: this.destAt(row) }));
   }
 
   /**
@@ -146,7 +126,7 @@ export class AddressIndex {
     let keys = this.orders.get(s);
     if (keys !== undefined) return keys;
     const built: string[] = [];
-    for (let row = this.start[s] as number; row < (this.start[s + 1] as number); row++) built.push(formatDestinationKey({ address: this.rows.address(row), port: this.rows.port[row] as number }));
+    for (let row = this.start[s] as number; row < (this.start[s + 1] as number); row++) built.push(formatDestinationKey({ address: this.rows.address(row), port: this.rows.port(row) }));
     keys = Object.freeze(built);
     this.orders.set(s, keys);
     return keys;
@@ -164,13 +144,13 @@ export class AddressIndex {
   rememberWeight(held: HeldServer, weight: number): void {
     const id = heldId(held.service, held.destination);
     for (const row of this.byAddress.slots(held.destination.address)) {
-      const service = this.services[this.rows.service[row] as number];
-      if (service !== undefined && heldId(service.key, { address: this.rows.address(row), port: this.rows.port[row] as number }) === id) this.rows.weight[row] = weight;
+      const service = this.services[this.rows.service(row)];
+      if (service !== undefined && heldId(service.key, { address: this.rows.address(row), port: this.rows.port(row) }) === id) this.rows.setWeight(row, weight);
     }
   }
 
   private destAt(row: number): IpvsDestination {
-    const shape = this.shapes[this.rows.shape[row] as number] as DestShape;
-    return { ...shape, address: this.rows.address(row), port: this.rows.port[row] as number, weight: this.rows.weight[row] as number, activeConnections: 0, inactiveConnections: 0, persistentConnections: 0 };
+    const shape = this.shapes[this.rows.shape(row)] as DestShape;
+    return { ...shape, address: this.rows.address(row), port: this.rows.port(row), weight: this.rows.weight(row), activeConnections: 0, inactiveConnections: 0, persistentConnections: 0 };
   }
 }

@@ -22,7 +22,7 @@
 import type { Logger } from 'pino';
 import type { IpvsApi, IpvsService, IpvsServiceKey } from 'netlink-native/types';
 import { mapLimit } from '../../src/map-limit.js';
-import { AddressIndex, type AddressIndexBuilder } from './address-index.js';
+import { AddressIndex, AddressIndexBuilder } from './address-index.js';
 import { CallQueue } from './call-queue.js';
 import { formatServiceKey } from 'netlink-native/ipvs-keys';
 import { heldId, newHold, covers, recordsOrder, type DrainingPod, type HeldServer, type RestoreAction, type ServingUids } from './held-server.js';
@@ -234,7 +234,7 @@ export class IpvsHold {
    */
   private async scan(addresses: ReadonlySet<string>): Promise<ScanResult> {
     const services = await this.options.ipvs.listServices();
-    const builder = this.index.builder();
+    const builder = new AddressIndexBuilder();
     const kept = await this.readKept(services, addresses, builder);
     this.index.replace(builder);
     return { services, kept };

@@ -93,10 +93,13 @@ collect();
 const heapBeforeTable = process.memoryUsage().heapUsed;
 for (let p = 0; p < spec.bank1; p++) await addServer(p, podIp(p));
 for (let p = 0; p < spec.bank2; p++) await addServer(p, podIp(spec.pods + p));
-for (let p = 0; p < spec.pods && spec.ipvs !== false; p++) {
-  if (podNode(p, spec.pods) !== AGENT_NODE) continue;
-  await addServer(p, podIp(p));
-  await addServer(p, podIp(spec.pods + p));
+// This node's pods have both IPs' servers, on a node with IPVS.
+if (spec.ipvs !== false) {
+  for (let p = 0; p < spec.pods; p++) {
+    if (podNode(p, spec.pods) !== AGENT_NODE) continue;
+    await addServer(p, podIp(p));
+    await addServer(p, podIp(spec.pods + p));
+  }
 }
 collect();
 say({ ev: 'ipvs-table', servers: hasServer.reduce((a, b) => a + b, 0), heapMiB: Math.round(((process.memoryUsage().heapUsed - heapBeforeTable) / 1048576) * 10) / 10 });
