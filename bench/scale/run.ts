@@ -108,6 +108,10 @@ const NODE_FLAGS = (args.includes('--node-flags') ? arg('node-flags', '') : SHIP
  * holds Node 24's binary, and the addon is N-API, so the agent runs on it as it ships.
  */
 const AGENT_NODE = args.includes('--node') ? arg('node', process.execPath) : process.execPath;
+/** The Node major the agent image ships (images/agent.Dockerfile's `ARG BASE=node:<major>-...`). */
+const SHIPPED_NODE_MAJOR = /^ARG BASE=node:(\d+)/m.exec(readFileSync(join(REPO, 'images/agent.Dockerfile'), 'utf8'))?.[1];
+/** The agent child's node version (`v24.22.3`). */
+const AGENT_NODE_VERSION = AGENT_NODE === process.execPath ? process.version : spawnSync(AGENT_NODE, ['--version'], { encoding: 'utf8' }).stdout.trim();
 /** `--malloc "NAME=V ..."`: glibc allocator settings for the agent child; by default the manifests' MALLOC_* variables. */
 const MALLOC_ENV = Object.fromEntries(
   args.includes('--malloc')
@@ -425,7 +429,10 @@ const dir = mkdtempSync(join(tmpdir(), 'cd-bench-scale-'));
 try {
   const main = buildDist();
   const load = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
-  console.log(`bench/scale: node ${process.version}${AGENT_NODE === process.execPath ? '' : ` (agent: ${spawnSync(AGENT_NODE, ['--version'], { encoding: 'utf8' }).stdout.trim()}, ${AGENT_NODE})`}${NODE_FLAGS.length > 0 ? ` (agent: ${NODE_FLAGS.join(' ')})` : ''}${Object.keys(MALLOC_ENV).length > 0 ? ` (${Object.entries(MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})` : ''}, agent flags ${Object.entries(SHIPPED_AGENT_FLAGS).map(([k, v]) => `${k}=${v}`).join(' ')}; mixes ${MIXES.join(', ')}, ${SERVICES} Services, ${RATE} pod events/s for ${SECONDS} s, grace ${GRACE_S} s, load average ${load()}`);
+  console.log(`bench/scale: node ${process.version}${AGENT_NODE === process.execPath ? '' : ` (agent: ${AGENT_NODE_VERSION}, ${AGENT_NODE})`}${NODE_FLAGS.length > 0 ? ` (agent: ${NODE_FLAGS.join(' ')})` : ''}${Object.keys(MALLOC_ENV).length > 0 ? ` (${Object.entries(MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})` : ''}, agent flags ${Object.entries(SHIPPED_AGENT_FLAGS).map(([k, v]) => `${k}=${v}`).join(' ')}; mixes ${MIXES.join(', ')}, ${SERVICES} Services, ${RATE} pod events/s for ${SECONDS} s, grace ${GRACE_S} s, load average ${load()}`);
+  if (SHIPPED_NODE_MAJOR !== undefined && !AGENT_NODE_VERSION.startsWith(`v${SHIPPED_NODE_MAJOR}.`)) {
+    console.log(`note: the agent runs on node ${AGENT_NODE_VERSION}; its image ships Node ${SHIPPED_NODE_MAJOR}, whose figures differ (docs/scale.md): --node BIN runs it on that one`);
+  }
   const results: Result[] = [];
   const loads: string[] = [];
   for (const mix of MIXES) {
