@@ -69,19 +69,29 @@ export class LazyEndpointSlice {
   }
 }
 
+/** Endpoint ranges of the slice being read (pairs), reused from slice to slice: the reader runs for every watch event. */
+let rangeScratch = new Int32Array(512);
+
 /** `readEndpointSlice`, the endpoints left encoded (see LazyEndpointSlice). */
 export function readLazyEndpointSlice(buf: Buffer, start: number, end: number): LazyEndpointSlice {
   const r = new ProtoReader(buf, start, end);
   let metadata: ObjectMetaJson = {};
   let ports: Array<{ name?: string; protocol?: string; port?: number }> | undefined;
   let addressType: string | undefined;
-  const spans: number[] = [];
+  let count = 0;
   while (r.next()) {
     switch (r.field) {
       case 1: metadata = readObjectMeta(r); break;
       case 2: {
-        const [from, to] = r.span();
-        spans.push(from, to);
+        const from = r.takeSpan();
+        if (count + 2 > rangeScratch.length) {
+          const grown = new Int32Array(2 * rangeScratch.length);
+          grown.set(rangeScratch);
+          rangeScratch = grown;
+        }
+        rangeScratch[count] = from;
+        rangeScratch[count + 1] = r.spanEnd;
+        count += 2;
         break;
       }
       case 3: (ports ??= []).push(readPort(r)); break;
@@ -91,16 +101,19 @@ export function readLazyEndpointSlice(buf: Buffer, start: number, end: number): 
   }
   // The endpoints' bytes, copied: the frame is the watch's buffer, valid only while it is handed on.
   // The reader moves forward: the first endpoint starts first, the last ends last.
-  const first = spans.length === 0 ? start : (spans[0] as number);
-  const last = spans.length === 0 ? start : (spans[spans.length - 1] as number);
-  const bytes = Buffer.from(buf.subarray(first, last));
-  const local = new Int32Array(spans.length);
-  const digests = new Uint32Array(spans.length);
+  const first = count === 0 ? start : (rangeScratch[0] as number);
+  const last = count === 0 ? start : (rangeScratch[count - 1] as number);
+  const bytes = Buffer.allocUnsafe(last - first);
+  buf.copy(bytes, 0, first, last);
+  const local = new Int32Array(count);
+  const digests = new Uint32Array(count);
   const view = dataViewOf(bytes);
-  for (let k = 0; k < spans.length; k += 2) {
-    local[k] = (spans[k] as number) - first;
-    local[k + 1] = (spans[k + 1] as number) - first;
-    digestInto(view, local[k] as number, local[k + 1] as number, digests, k);
+  for (let k = 0; k < count; k += 2) {
+    const from = (rangeScratch[k] as number) - first;
+    const to = (rangeScratch[k + 1] as number) - first;
+    local[k] = from;
+    local[k + 1] = to;
+    digestInto(view, from, to, digests, k);
   }
   return new LazyEndpointSlice(metadata, addressType, ports, new EncodedEndpoints(bytes, local, digests));
 }

@@ -25,7 +25,8 @@ export function readEnvelope(buf: Buffer, start: number, end: number): unknown {
   if (end - start < MAGIC.length || MAGIC.some((b, i) => buf[start + i] !== b)) throw new ProtobufError('protobuf: an object without the k8s\\0 prefix');
   const u = new ProtoReader(buf, start + MAGIC.length, end);
   let kind = '';
-  let raw: [number, number] | undefined;
+  let rawStart = -1;
+  let rawEnd = -1;
   let encoding = '';
   while (u.next()) {
     if (u.field === 1) {
@@ -34,14 +35,17 @@ export function readEnvelope(buf: Buffer, start: number, end: number): unknown {
         if (tm.field === 2) kind = tm.string();
         else tm.skip();
       }
-    } else if (u.field === 2) raw = u.span();
+    } else if (u.field === 2) {
+      rawStart = u.takeSpan();
+      rawEnd = u.spanEnd;
+    }
     else if (u.field === 3) encoding = u.string();
     else u.skip();
   }
   if (encoding !== '') throw new ProtobufError(`protobuf: an object with content encoding ${encoding.slice(0, 40)}`);
-  if (raw === undefined) throw new ProtobufError(`protobuf: a ${kind || 'object'} without its message`);
-  if (kind === 'EndpointSlice') return readLazyEndpointSlice(buf, raw[0], raw[1]);
-  if (kind === 'Status') return readStatus(buf, raw[0], raw[1]);
+  if (rawStart < 0) throw new ProtobufError(`protobuf: a ${kind || 'object'} without its message`);
+  if (kind === 'EndpointSlice') return readLazyEndpointSlice(buf, rawStart, rawEnd);
+  if (kind === 'Status') return readStatus(buf, rawStart, rawEnd);
   throw new ProtobufError(`protobuf: kind ${kind.slice(0, 60) || '(none)'} is not decoded here`);
 }
 
@@ -56,8 +60,8 @@ export function readWatchEvent(frame: Buffer): DecodedWatchEvent {
       const ext = r.message();
       while (ext.next()) {
         if (ext.field === 1) {
-          const [start, end] = ext.span();
-          object = readEnvelope(frame, start, end);
+          const start = ext.takeSpan();
+          object = readEnvelope(frame, start, ext.spanEnd);
         } else ext.skip();
       }
     } else r.skip();

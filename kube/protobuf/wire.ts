@@ -17,6 +17,8 @@ export class ProtoReader {
   /** The current field's number and wire type (after `next()` returned true). */
   field = 0;
   wire = 0;
+  /** The end of the field the last `takeSpan()` moved past. */
+  spanEnd = 0;
   private at: number;
 
   constructor(
@@ -70,32 +72,42 @@ export class ProtoReader {
     throw new ProtobufError('protobuf: varint longer than 10 bytes');
   }
 
-  /** A length-delimited field's range [start, end), the reader moved past it. */
-  span(): [number, number] {
+  /**
+   * Moves past a length-delimited field and returns where it starts; `spanEnd` is where it
+   * ends. No pair is allocated: this runs for every field of every watch event.
+   */
+  takeSpan(): number {
     this.expect(WIRE_LEN);
     const length = this.varint();
     const start = this.at;
     if (length > this.end - start) throw new ProtobufError(`protobuf: a field of ${length} bytes past the end of its message`);
     this.at = start + length;
-    return [start, this.at];
+    this.spanEnd = this.at;
+    return start;
+  }
+
+  /** A length-delimited field's range [start, end), the reader moved past it. */
+  span(): [number, number] {
+    const start = this.takeSpan();
+    return [start, this.spanEnd];
   }
 
   string(): string {
-    const [start, end] = this.span();
-    return this.buf.toString('utf8', start, end);
+    const start = this.takeSpan();
+    return this.buf.toString('utf8', start, this.spanEnd);
   }
 
   /** A reader over a length-delimited field (an embedded message). */
   message(): ProtoReader {
-    const [start, end] = this.span();
-    return new ProtoReader(this.buf, start, end);
+    const start = this.takeSpan();
+    return new ProtoReader(this.buf, start, this.spanEnd);
   }
 
   /** Skips the current field, whatever its wire type. */
   skip(): void {
     switch (this.wire) {
       case WIRE_VARINT: this.varint(); return;
-      case WIRE_LEN: this.span(); return;
+      case WIRE_LEN: this.takeSpan(); return;
       case WIRE_FIXED64: this.advance(8); return;
       case WIRE_FIXED32: this.advance(4); return;
       default: throw new ProtobufError(`protobuf: wire type ${this.wire} not read here (field ${this.field})`);

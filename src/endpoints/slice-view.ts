@@ -103,6 +103,7 @@ export class SliceView implements SliceShape {
     /** The Service turned flow pinning off (its label, copied onto the slice). */
     readonly flowPinningOff: boolean,
     readonly holdDisabled: boolean,
+    /** The decoded endpoints' fields, by slot (`slotOf`): every endpoint's from JSON, only the decoded ones' from the watch. */
     private readonly uids: string[],
     /** The pod's name (its namespace is the slice's), `namespace/name` when another, or undefined (then the addresses name it). */
     private readonly refs: Array<string | undefined>,
@@ -112,7 +113,10 @@ export class SliceView implements SliceShape {
     private readonly flags: Uint8Array,
     /** Endpoint i's digest halves at 2i, 2i + 1 (from the protobuf watch; undefined from JSON). */
     readonly digests?: Uint32Array,
-    /** Per endpoint, the kept position it is byte-identical to (then not decoded: `kept` answers for it), or -1. */
+    /**
+     * Per endpoint, the kept position it is byte-identical to (then not decoded: `kept` answers
+     * for it), or -2 - slot for a decoded one. Undefined (from JSON): endpoint i is slot i.
+     */
     private readonly keptAt?: Int32Array,
     private readonly kept?: KeptEndpoints,
     /** How many endpoints the kept slice answers for (not decoded). */
@@ -120,7 +124,7 @@ export class SliceView implements SliceShape {
   ) {}
 
   get size(): number {
-    return this.uids.length;
+    return this.keptAt?.length ?? this.uids.length;
   }
 
   /**
@@ -129,7 +133,13 @@ export class SliceView implements SliceShape {
    * index changes the kept slice.
    */
   keptPositionOf(i: number): number {
-    return this.keptAt === undefined ? -1 : (this.keptAt[i] as number);
+    const k = this.keptAt === undefined ? -1 : (this.keptAt[i] as number);
+    return k >= 0 ? k : -1;
+  }
+
+  /** Where a decoded endpoint's fields are in the arrays. */
+  private slotOf(i: number): number {
+    return this.keptAt === undefined ? i : -2 - (this.keptAt[i] as number);
   }
 
   /** The kept slice some endpoints stand for (`KeptEndpoints.source`), if any. */
@@ -139,7 +149,7 @@ export class SliceView implements SliceShape {
 
   uidAt(i: number): string {
     const j = this.keptPositionOf(i);
-    return j >= 0 ? (this.kept as KeptEndpoints).uidAt(j) : (this.uids[i] as string);
+    return j >= 0 ? (this.kept as KeptEndpoints).uidAt(j) : (this.uids[this.slotOf(i)] as string);
   }
 
   keyAt(i: number): string {
@@ -148,7 +158,7 @@ export class SliceView implements SliceShape {
 
   nodeAt(i: number): string | undefined {
     const j = this.keptPositionOf(i);
-    return j >= 0 ? (this.kept as KeptEndpoints).nodeAt(j) : this.nodes[i];
+    return j >= 0 ? (this.kept as KeptEndpoints).nodeAt(j) : this.nodes[this.slotOf(i)];
   }
 
   addressesAt(i: number): readonly string[] {
@@ -184,19 +194,19 @@ export class SliceView implements SliceShape {
   /** The two condition bits of endpoint `i` (what a kept row stores: `CONDITION_SERVING`, `CONDITION_TERMINATING`). */
   flagsAt(i: number): number {
     const j = this.keptPositionOf(i);
-    return j >= 0 ? (this.kept as KeptEndpoints).flagsAt(j) : (this.flags[i] as number);
+    return j >= 0 ? (this.kept as KeptEndpoints).flagsAt(j) : (this.flags[this.slotOf(i)] as number);
   }
 
   /** The pod's name as the slice gives it (see `refs`), or undefined. */
   refAt(i: number): string | undefined {
     const j = this.keptPositionOf(i);
-    return j >= 0 ? (this.kept as KeptEndpoints).refAt(j) : this.refs[i];
+    return j >= 0 ? (this.kept as KeptEndpoints).refAt(j) : this.refs[this.slotOf(i)];
   }
 
   /** Endpoint `i`'s addresses as kept: one string, or an array of several. */
   addressListAt(i: number): string | readonly string[] {
     const j = this.keptPositionOf(i);
-    return j >= 0 ? (this.kept as KeptEndpoints).addressListAt(j) : (this.addrs[i] as string | readonly string[]);
+    return j >= 0 ? (this.kept as KeptEndpoints).addressListAt(j) : (this.addrs[this.slotOf(i)] as string | readonly string[]);
   }
 
   endpoint(i: number): SliceEndpoint {
@@ -205,7 +215,7 @@ export class SliceView implements SliceShape {
 
   /** Every endpoint, materialized (tests). */
   get endpoints(): SliceEndpoint[] {
-    return this.uids.map((_, i) => this.endpoint(i));
+    return Array.from({ length: this.size }, (_, i) => this.endpoint(i));
   }
 }
 
@@ -228,11 +238,13 @@ export function viewSlice(raw: RawSlice, keptOf?: (key: string) => KeptEndpoints
   for (const p of raw.ports ?? []) {
     if (typeof p.port === 'number') ports.push({ port: p.port, protocol: (p.protocol ?? 'TCP').toLowerCase() });
   }
+  // Only decoded endpoints have fields here: a readiness flip of a 75-endpoint slice fills one slot.
   const uids: string[] = [];
   const refs: Array<string | undefined> = [];
   const nodes: Array<string | undefined> = [];
   const addrs: Array<string | readonly string[]> = [];
   const flags: number[] = [];
+  /** Appends endpoint e's fields (its slot is the count before); false (nothing appended) when it has no address. */
   const add = (e: RawEndpoint): boolean => {
     const addresses = (e.addresses ?? []).filter((a) => typeof a === 'string' && a.trim() !== '').map(normalizeIp);
     if (addresses.length === 0) return false;
@@ -258,7 +270,8 @@ export function viewSlice(raw: RawSlice, keptOf?: (key: string) => KeptEndpoints
   if (encoded === undefined) {
     for (const e of raw.endpoints ?? []) add(e);
   } else {
-    digests = new Uint32Array(2 * encoded.size);
+    // The encoded digests, unless an endpoint without addresses is dropped (then a copy, compacted).
+    digests = encoded.digests;
     keptAt = new Int32Array(encoded.size);
     // Kept positions already stood for (a byte array: this runs for every watch event).
     const claimed = new Uint8Array(kept?.size ?? 0);
@@ -273,15 +286,19 @@ export function viewSlice(raw: RawSlice, keptOf?: (key: string) => KeptEndpoints
         // Byte-identical to a kept endpoint (one without addresses is never kept): the kept row answers for it.
         claimed[j] = 1;
         keptCount += 1;
-        uids.push('');
-        refs.push(undefined);
-        nodes.push(undefined);
-        addrs.push('');
-        flags.push(0);
-      } else if (!add(encoded.decode(i))) continue;
-      keptAt[n] = j;
-      digests[2 * n] = high;
-      digests[2 * n + 1] = low;
+        keptAt[n] = j;
+      } else {
+        const slot = uids.length;
+        if (!add(encoded.decode(i))) {
+          if (digests === encoded.digests) digests = digests.slice();
+          continue;
+        }
+        keptAt[n] = -2 - slot;
+      }
+      if (digests !== encoded.digests) {
+        digests[2 * n] = high;
+        digests[2 * n + 1] = low;
+      }
       n += 1;
     }
     if (n < encoded.size) {
