@@ -6,6 +6,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { MemoryConntrack, MemoryIpvs } from 'netlink-native/memory';
 import type { IpvsServiceKey } from 'netlink-native/types';
 import { managedPod, markDeleting, setReady } from '../test/apiserver/pods.js';
@@ -265,6 +266,37 @@ test('a pod of another node deleted while no agent ran: its ghosts are gone with
     assert.match(text, / 5\n?$/m);
   } finally {
     await agent.stop();
+  }
+});
+
+test('a conntrack-only node keeps no other node\'s endpoint in its state file; one that drained and went while no agent ran is still flushed (restart sweep)', async () => {
+  server.putPod(managedPod({ name: 'k3', nodeName: 'node-b', ips: ['10.60.3.3'], uid: 'uid-k3' }));
+  server.putPod(managedPod({ name: 'k4', nodeName: 'node-b', ips: ['10.60.3.4'], uid: 'uid-k4' }));
+  const stateFile = rig.path('conntrack-only.json');
+  const ct = new MemoryConntrack();
+  const first = await rig.makeAgent('node-a', memoryNetlinkWithEvents(ct, new MemoryIpvs({ unavailable: true })), { stateFile, flags: { endpointDebounce: '200ms' } });
+  await first.start();
+  try {
+    await until('ready', () => first.readiness().ready);
+    await until('IPVS found missing: conntrack-only', async () => (await first.metrics.ipvsAvailable.get()).values[0]?.value === 0);
+    await traffic(ct, '10.60.3.3');
+    await traffic(ct, '10.60.3.4');
+    server.modifyPod('shop', 'k3', (p) => markDeleting(p, 30));
+    await until('k3 draining on node-a', async () => (await first.metrics.endpointsDraining.get()).values[0]?.value === 1);
+  } finally {
+    await first.stop(); // its last write: what it keeps for the next agent
+  }
+  const kept = JSON.parse(readFileSync(stateFile, 'utf8')) as { pods: Array<{ uid: string }> };
+  assert.deepEqual(kept.pods.filter((p) => p.uid === 'uid-k3'), [], 'another node\'s draining endpoint is not in the file');
+  server.deletePod('shop', 'k3'); // while no agent runs on node-a
+  const agent = await rig.makeAgent('node-a', memoryNetlinkWithEvents(ct, new MemoryIpvs({ unavailable: true })), { stateFile, flags: { janitorGrace: '300ms' } });
+  await agent.start();
+  try {
+    await until('the gone pod\'s entries deleted', () => serviceEntries(ct, '10.60.3.3') === 0, 8000);
+    assert.equal(serviceEntries(ct, '10.60.3.4'), 5, 'a live endpoint\'s entries stay');
+  } finally {
+    await agent.stop();
+    server.deletePod('shop', 'k4');
   }
 });
 

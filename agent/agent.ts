@@ -134,7 +134,12 @@ export class Agent {
       stateFile: config.stateFile, owner: this.instance, clock, logger,
       superseded: () => this.supersededBy !== undefined,
       sources: {
-        pods: () => [...planner.snapshot(), ...endpoints.snapshot()],
+        // Other nodes' draining endpoints only where the IPVS hold is on: they keep those holds
+        // until the first slice list after a restart. On a conntrack-only node all they kept was
+        // the flush of one that went while no agent ran, which the restart sweep does (its entries'
+        // address is no current endpoint's), and every local change rewrote them all: the file
+        // grew with the cluster's draining endpoints (a zone down: tens of thousands).
+        pods: () => (ipvs.holding ? [...planner.snapshot(), ...endpoints.snapshot()] : planner.snapshot()),
         holds: () => ipvs.list(),
         // Stopping gracefully: the sessions still open have no caller waiting; the next agent continues them.
         sessions: () => [...drain.openRecords(this.instance.instance, this.stopping), ...foreign.list()],
