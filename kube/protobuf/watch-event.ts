@@ -38,8 +38,7 @@ export function readEnvelope(buf: Buffer, start: number, end: number): unknown {
     } else if (u.field === 2) {
       rawStart = u.takeSpan();
       rawEnd = u.spanEnd;
-    }
-    else if (u.field === 3) encoding = u.string();
+    } else if (u.field === 3) encoding = u.string();
     else u.skip();
   }
   if (encoding !== '') throw new ProtobufError(`protobuf: an object with content encoding ${encoding.slice(0, 40)}`);

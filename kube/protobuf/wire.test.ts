@@ -48,17 +48,13 @@ test('truncated or malformed input is a ProtobufError, never a read past the ran
   assert.equal(inner.next(), false);
 });
 
-test('takeSpan moves past a length-delimited field and gives its start, and spanEnd its end, as span() does', () => {
+test('takeSpan moves past a length-delimited field and gives its start, and spanEnd its end', () => {
   // field 2 "abc"; field 3 message {}; field 4 "z", after a 2-byte prefix of something else
   const bytes = Buffer.from([0xee, 0xee, 0x12, 0x03, 0x61, 0x62, 0x63, 0x1a, 0x00, 0x22, 0x01, 0x7a]);
   const r = new ProtoReader(bytes, 2);
   const taken: Array<[number, number]> = [];
   while (r.next()) taken.push([r.takeSpan(), r.spanEnd]);
   assert.deepEqual(taken, [[4, 7], [9, 9], [11, 12]]);
-  const s = new ProtoReader(bytes, 2);
-  const spans: Array<[number, number]> = [];
-  while (s.next()) spans.push(s.span());
-  assert.deepEqual(spans, taken);
   assert.throws(() => {
     const t = new ProtoReader(Buffer.from([0x12, 0x05, 0x61]));
     t.next();

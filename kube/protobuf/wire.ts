@@ -86,12 +86,6 @@ export class ProtoReader {
     return start;
   }
 
-  /** A length-delimited field's range [start, end), the reader moved past it. */
-  span(): [number, number] {
-    const start = this.takeSpan();
-    return [start, this.spanEnd];
-  }
-
   string(): string {
     const start = this.takeSpan();
     return this.buf.toString('utf8', start, this.spanEnd);
