@@ -177,10 +177,11 @@ netlink.deleteConntrack = async (o) => {
 };
 
 // The DaemonSet's flags, with this process's node, API and state file; flow pinning off (it needs nftables, which the stand-ins do not have).
+// /metrics is as shipped: HTTPS with a self-signed certificate made at start (`--metrics-secure`, the default), never scraped here.
 const config = loadAgentConfig({ flags: { ...spec.flags, nodeName: AGENT_NODE, kubeconfig, stateFile, flowPinning: 'false' }, env: {} });
 if (!config.ok) throw new Error(config.error.join('; '));
 const agent = new Agent({
-  config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', metricsSecure: false, probesPort: 0, drainAddress: '127.0.0.1' },
+  config: { ...config.value, drainPort: 0, metricsPort: 0, metricsAddress: '127.0.0.1', probesPort: 0, drainAddress: '127.0.0.1' },
   logger: pino({ level: config.value.logLevel }),
   netlink,
   kube: await loadKubeConnection({ kubeconfig }),

@@ -6,8 +6,8 @@
  * agent (its own process, compiled, plain node, in-memory IPVS and conntrack stand-ins) runs as
  * the DaemonSet runs it: the node flags of its container command, its NODE_OPTIONS and MALLOC_*
  * variables, the flags of its container args (ports 0, the bench's state file and node; flow
- * pinning off: no nftables here; /metrics in plain HTTP, as `--metrics-secure=false`: not scraped,
- * no TLS files). So it watches this node's pods (`spec.nodeName`) and the cluster's slices. Then
+ * pinning off: no nftables here; /metrics as shipped, HTTPS with a self-signed certificate, never
+ * scraped). So it watches this node's pods (`spec.nodeName`) and the cluster's slices. Then
  * `--seconds` (60) of pod events at `--rate` (200/s) in each `--mix`:
  *
  * - `rollout`: a rolling update (each replacement: new pod ADDED unready, Ready, old pod deleting,
@@ -89,7 +89,7 @@ const SHIPPED_ENV = new Map((SHIPPED?.env ?? []).filter((e) => e.value !== undef
 /**
  * The agent's flags in the container's args (`--name=value`, camelCase keys as the config takes them), for the agent child;
  * it replaces the ports (0: any free one), the state file and the node name, and turns flow pinning off (no nftables here).
- * The child also serves /metrics in plain HTTP (`--metrics-secure=false`): the bench does not scrape it, and has no TLS files.
+ * /metrics is the DaemonSet's: HTTPS with the self-signed certificate the agent makes at start (the bench does not scrape it).
  */
 const SHIPPED_AGENT_FLAGS: Record<string, string> = Object.fromEntries(
   (SHIPPED?.args ?? []).filter((a) => a.startsWith('--')).map((a) => {

@@ -5,11 +5,10 @@
  * nothing but the API-checked token (`insecureSkipVerify` in the ServiceMonitor) unless a
  * certificate signed by a CA they trust is configured.
  */
-// tsyringe (a dependency of @peculiar/x509) needs the Reflect metadata polyfill loaded first.
-import 'reflect-metadata';
-import { KeyObject, randomBytes, webcrypto } from 'node:crypto';
+import { generateKeyPair, randomBytes, sign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import * as x509 from '@peculiar/x509';
+import { promisify } from 'node:util';
+import { ECDSA_WITH_SHA256, pem, signedCertificate, tbsCertificate } from '../../src/x509/certificate.js';
 
 export interface ServingPair {
   cert: string;
@@ -28,10 +27,8 @@ export interface ServingPairSource {
   now?: Date;
 }
 
-const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY_MS = 86_400_000;
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+const generateEcKeyPair = promisify(generateKeyPair);
 
 export async function loadServingPair(source: ServingPairSource): Promise<ServingPair> {
   const hasCert = source.certFile !== undefined && source.certFile !== '';
@@ -44,26 +41,26 @@ export async function loadServingPair(source: ServingPairSource): Promise<Servin
   return { ...(await generateSelfSigned(source.dnsNames, source.now ?? new Date(), source.validityDays ?? 365)), source: 'self-signed' };
 }
 
-/** A self-signed ECDSA P-256 serving certificate for `dnsNames` (the first one is the CN). */
+/**
+ * A self-signed ECDSA P-256 serving certificate for `dnsNames` (the first one is the CN),
+ * encoded by src/x509 and signed by node:crypto: no X.509 library stays loaded in the agent.
+ */
 export async function generateSelfSigned(dnsNames: readonly string[], now: Date, validityDays: number): Promise<{ cert: string; key: string }> {
   const names = dnsNames.length > 0 ? dnsNames : ['localhost'];
-  const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
+  const { publicKey, privateKey } = await generateEcKeyPair('ec', { namedCurve: 'P-256' });
   const serial = randomBytes(16);
   serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x01;
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serial.toString('hex'),
-    name: `CN=${names[0] ?? 'localhost'}`,
+  const tbs = tbsCertificate({
+    serial,
+    commonName: names[0] ?? 'localhost',
+    dnsNames: names,
     notBefore: new Date(now.getTime() - 60_000),
     notAfter: new Date(now.getTime() + validityDays * DAY_MS),
-    signingAlgorithm: ALGORITHM,
-    keys,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: 'dns' as const, value }))),
-    ],
+    publicKeyInfo: publicKey.export({ type: 'spki', format: 'der' }),
+    signatureAlgorithm: ECDSA_WITH_SHA256,
   });
-  const key = KeyObject.from(keys.privateKey).export({ type: 'pkcs8', format: 'pem' }).toString();
-  return { cert: cert.toString('pem'), key };
+  // ECDSA signatures from node:crypto are DER (r, s) by default, as X.509 carries them.
+  const signature = sign('sha256', tbs, privateKey);
+  const cert = pem('CERTIFICATE', signedCertificate(tbs, ECDSA_WITH_SHA256, signature));
+  return { cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
 }
