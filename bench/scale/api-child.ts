@@ -7,6 +7,9 @@
  * pods are in, then, after a `{"cmd":"churn",...}` line on stdin, one line per event the
  * bench measures (a pod starts draining, a pod is deleted, a drain call's answer) and
  * `{"ev":"churn-done"}` (with the bytes sent by resource and client). Exits when stdin closes.
+ * argv[5] `tls` (the default) gives the agent's kubeconfig an HTTPS listener, as a real API
+ * server is reached, with a certificate made here; `plain` keeps it on plain http. The bench's
+ * kube-proxy and `--reader` use the plain listener: only the agent's side of TLS is measured.
  */
 import { request } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -16,9 +19,10 @@ import { managedPod, markDeleting, setReady } from '../../test/apiserver/pods.js
 import { fatPod } from '../agent/fat-pod.js';
 import { AGENT_NODE, IP_CHURN_PLACES, LOCAL_EVERY, STORM_FLIP_PLACES, podDrainId, podIp, podName, podNamespace, podNode, podUid, wallMs } from './cluster.js';
 import { appOf, checkServiceCount, putServices } from './services.js';
+import { generateSelfSigned } from '../../kube/metrics-auth/serving-pair.js';
 import { startKubeProxyClient } from './kube-proxy-client.js';
 
-const [kubeconfig = '', podsText = '0', servicesText = '0'] = process.argv.slice(2);
+const [kubeconfig = '', podsText = '0', servicesText = '0', transport = 'tls'] = process.argv.slice(2);
 const PODS = Number(podsText);
 const SERVICES = Number(servicesText);
 checkServiceCount(SERVICES);
@@ -56,7 +60,11 @@ if (SERVICES > 0) {
   putServices(api, SERVICES);
   await startKubeProxyClient(api.url);
 }
-api.writeKubeconfig(kubeconfig);
+if (transport === 'plain') api.writeKubeconfig(kubeconfig);
+else {
+  const pair = await generateSelfSigned(['kubernetes.default.svc'], new Date(), 1);
+  api.writeKubeconfig(kubeconfig, await api.listenTls(pair), { ca: pair.cert, serverName: 'kubernetes.default.svc' });
+}
 say({ ev: 'ready', pods: PODS, services: SERVICES, slices: api.listEndpointSlices().length, url: api.url });
 
 interface Churn {

@@ -7,7 +7,7 @@
  * the DaemonSet runs it: the node flags of its container command, its NODE_OPTIONS and MALLOC_*
  * variables, the flags of its container args (ports 0, the bench's state file and node; flow
  * pinning off: no nftables here; /metrics as shipped, HTTPS with a self-signed certificate, never
- * scraped). So it watches this node's pods (`spec.nodeName`) and the cluster's slices. Then
+ * scraped), and the API reached over HTTPS, its CA in the kubeconfig, unless `--api-plain`). So it watches this node's pods (`spec.nodeName`) and the cluster's slices. Then
  * `--seconds` (60) of pod events at `--rate` (200/s) in each `--mix`:
  *
  * - `rollout`: a rolling update (each replacement: new pod ADDED unready, Ready, old pod deleting,
@@ -35,7 +35,7 @@
  *   node --import tsx --conditions=conndrain-source bench/scale/run.ts [--pods 10000,150000]
  *     [--mix rollout,readiness-storm,ip-churn] [--seconds 60] [--rate 200] [--services 2000]
  *     [--endpoint-debounce 500ms] [--rollout 10000] [--node BIN] [--node-flags "..."] [--api-flags "..."] [--malloc "MALLOC_ARENA_MAX=2 ..."]
- *     [--ipvs-table touched|full|none] [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader | --reader-json] [--mem-peak]
+ *     [--ipvs-table touched|full|none] [--soak MINUTES] [--trace-drains] [--cpu-prof DIR] [--churn-prof DIR] [--heap-dir DIR] [--reader | --reader-json] [--mem-peak] [--api-plain]
  *
  * With two sizes, each mix's CPU per event at the larger over the smaller is printed.
  *
@@ -150,6 +150,12 @@ const SAMPLE_S = 30;
 const GRACE_S = 1;
 /** `--trace-drains`: for each drain found unheld, when the agent stored its pod as deleting and when it removed it. */
 const TRACE_DRAINS = args.includes('--trace-drains');
+/**
+ * `--api-plain`: the agent reaches the API stand-in over plain http. By default over HTTPS (a
+ * certificate the stand-in makes, its CA in the kubeconfig), as an agent reaches the API server:
+ * the agent's TLS reads and decryption count in its CPU and memory.
+ */
+const API_PLAIN = args.includes('--api-plain');
 /** `--mem-peak`: the agent child samples its memory every 20 ms and reports what the RSS was made of at its highest (profiling). */
 const MEM_PEAK = args.includes('--mem-peak');
 
@@ -308,7 +314,7 @@ function touchedSpec(pods: number, mix: Mix, rollout: number, flips: number): { 
 
 async function runOne(pods: number, mix: Mix, dir: string, main: string): Promise<Result> {
   const kubeconfig = join(dir, `kc-${pods}-${mix}`);
-  const api = new Child(spawn(process.execPath, [...API_FLAGS, '--import', 'tsx', join(REPO, 'bench/scale/api-child.ts'), kubeconfig, String(pods), String(SERVICES)], { cwd: REPO }));
+  const api = new Child(spawn(process.execPath, [...API_FLAGS, '--import', 'tsx', join(REPO, 'bench/scale/api-child.ts'), kubeconfig, String(pods), String(SERVICES), API_PLAIN ? 'plain' : 'tls'], { cwd: REPO }));
   let agent: Child | undefined;
   let reader: Child | undefined;
   try {
@@ -429,7 +435,7 @@ const dir = mkdtempSync(join(tmpdir(), 'cd-bench-scale-'));
 try {
   const main = buildDist();
   const load = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
-  console.log(`bench/scale: node ${process.version}${AGENT_NODE === process.execPath ? '' : ` (agent: ${AGENT_NODE_VERSION}, ${AGENT_NODE})`}${NODE_FLAGS.length > 0 ? ` (agent: ${NODE_FLAGS.join(' ')})` : ''}${Object.keys(MALLOC_ENV).length > 0 ? ` (${Object.entries(MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})` : ''}, agent flags ${Object.entries(SHIPPED_AGENT_FLAGS).map(([k, v]) => `${k}=${v}`).join(' ')}; mixes ${MIXES.join(', ')}, ${SERVICES} Services, ${RATE} pod events/s for ${SECONDS} s, grace ${GRACE_S} s, load average ${load()}`);
+  console.log(`bench/scale: node ${process.version}${AGENT_NODE === process.execPath ? '' : ` (agent: ${AGENT_NODE_VERSION}, ${AGENT_NODE})`}${NODE_FLAGS.length > 0 ? ` (agent: ${NODE_FLAGS.join(' ')})` : ''}${Object.keys(MALLOC_ENV).length > 0 ? ` (${Object.entries(MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})` : ''}, agent -> API ${API_PLAIN ? 'plain http (--api-plain)' : 'HTTPS'}, agent flags ${Object.entries(SHIPPED_AGENT_FLAGS).map(([k, v]) => `${k}=${v}`).join(' ')}; mixes ${MIXES.join(', ')}, ${SERVICES} Services, ${RATE} pod events/s for ${SECONDS} s, grace ${GRACE_S} s, load average ${load()}`);
   if (SHIPPED_NODE_MAJOR !== undefined && !AGENT_NODE_VERSION.startsWith(`v${SHIPPED_NODE_MAJOR}.`)) {
     console.log(`note: the agent runs on node ${AGENT_NODE_VERSION}; its image ships Node ${SHIPPED_NODE_MAJOR}, whose figures differ (docs/scale.md): --node BIN runs it on that one`);
   }

@@ -57,10 +57,13 @@
  * `/stand-in/...` (control.ts). While a Service with a selector exists, an EndpointSlice
  * controller (endpointslice-controller.ts) keeps its slices from the pods, as Kubernetes' does.
  * Bytes written to clients are counted by resource and client (`bytesSent`, byte-stats.ts).
- * It is plain http on 127.0.0.1: `writeKubeconfig` writes a kubeconfig pointing at it.
+ * It is plain http on 127.0.0.1: `writeKubeconfig` writes a kubeconfig pointing at it. `listenTls`
+ * adds an HTTPS listener (same API, same state) for a client that should pay for TLS as it does
+ * against a real API server (bench/scale's agent).
  * Label and field selectors: `a=b`, `a==b`, `a!=b`, `a`, `!a`, `a in (..)`, `a notin (..)`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { constants as zlibConstants, createGzip } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
@@ -132,7 +135,7 @@ const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
 export class FakeApiServer {
   private readonly server: Server;
-  private readonly extraServers: Server[] = [];
+  private readonly extraServers: Array<Server | HttpsServer> = [];
   private readonly stores = Object.fromEntries(RESOURCE_NAMES.map((r) => [r, new Map<string, JsonObject>()])) as Record<Resource, Map<string, JsonObject>>;
   private readonly pods = this.stores.pods;
   private readonly slices = this.stores.endpointslices;
@@ -199,6 +202,14 @@ export class FakeApiServer {
     this.extraServers.push(extra);
   }
 
+  /** Also serves over HTTPS with `pair` on a port of its own; returns its URL (the plain one stays `url`). */
+  async listenTls(pair: { cert: string; key: string }): Promise<string> {
+    const extra = createHttpsServer({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }, (req, res) => this.handle(req, res));
+    await new Promise<void>((resolve) => extra.listen(0, '127.0.0.1', resolve));
+    this.extraServers.push(extra);
+    return `https://127.0.0.1:${(extra.address() as AddressInfo).port}`;
+  }
+
   async close(): Promise<void> {
     this.dropWatches();
     for (const s of [this.server, ...this.extraServers]) {
@@ -207,15 +218,22 @@ export class FakeApiServer {
     }
   }
 
-  /** A kubeconfig for this server (plain http, a dummy token); `url` when reached through a relay. */
-  writeKubeconfig(path: string, url = this.url): string {
+  /**
+   * A kubeconfig for this server (plain http, a dummy token); `url` when reached through a relay.
+   * With `tls` (an HTTPS listener's URL): its certificate as the CA and the name it carries.
+   */
+  writeKubeconfig(path: string, url = this.url, tls?: { ca: string; serverName: string }): string {
+    const cluster =
+      tls === undefined
+        ? // client-node refuses plain http unless TLS verification is off; there is no TLS here at all.
+          `{server: "${url}", insecure-skip-tls-verify: true}`
+        : `{server: "${url}", certificate-authority-data: ${Buffer.from(tls.ca).toString('base64')}, tls-server-name: ${tls.serverName}}`;
     const text = [
       'apiVersion: v1',
       'kind: Config',
       'clusters:',
       '- name: stand-in',
-      // client-node refuses plain http unless TLS verification is off; there is no TLS here at all.
-      `  cluster: {server: "${url}", insecure-skip-tls-verify: true}`,
+      `  cluster: ${cluster}`,
       'users:',
       '- name: stand-in',
       '  user: {token: stand-in-token}',
