@@ -127,11 +127,22 @@ const CORE_STAYS_PURE = [
 ];
 
 /** One config block per file set, each with its whole list of import patterns. */
+/**
+ * Shipped code takes node:http's values from kube/node-http.ts (require()): on Node 22+ an ESM
+ * import of node:http reads every export, and its lazy undici ones load undici, http2 and
+ * worker_threads into every agent. Type imports are free.
+ */
+const NODE_HTTP_BY_REQUIRE = ['node:http', 'http'].map((name) => ({
+  name,
+  allowTypeImports: true,
+  message: "Take node:http's values from kube/node-http.ts (require()): an ESM import of node:http loads undici, http2 and worker_threads on Node 22+. `import type` is fine.",
+}));
+
 function importRules(layers) {
-  return layers.map(({ files, ignores, patterns }) => ({
+  return layers.map(({ files, ignores, patterns, paths }) => ({
     files,
     ...(ignores === undefined ? {} : { ignores }),
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] },
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns, ...(paths === undefined ? {} : { paths }) }] },
   }));
 }
 
@@ -167,17 +178,17 @@ export default tseslint.config(
   // is matched by two of these blocks.
   ...importRules([
     { files: ['webhook/**/*.test.ts'], patterns: [WEBHOOK_STAYS_PLAIN] },
-    { files: ['webhook/**/*.ts'], ignores: TEST_FILES, patterns: [WEBHOOK_STAYS_PLAIN, SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI] },
-    { files: ['kube/**/*.ts'], ignores: TEST_FILES, patterns: [KUBE_SITS_UNDER_COMPONENTS, SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI] },
-    { files: ['agent/**/*.ts'], ignores: [...TEST_FILES, ...AGENT_CAPABILITY_FILES], patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI, AGENT_BESIDE_WEBHOOK] },
-    { files: AGENT_CAPABILITY_FILES, ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI, AGENT_BESIDE_WEBHOOK, CAPABILITIES_MEET_AT_THEIR_INDEX] },
+    { files: ['webhook/**/*.ts'], ignores: TEST_FILES, patterns: [WEBHOOK_STAYS_PLAIN, SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI], paths: NODE_HTTP_BY_REQUIRE },
+    { files: ['kube/**/*.ts'], ignores: TEST_FILES, patterns: [KUBE_SITS_UNDER_COMPONENTS, SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI], paths: NODE_HTTP_BY_REQUIRE },
+    { files: ['agent/**/*.ts'], ignores: [...TEST_FILES, ...AGENT_CAPABILITY_FILES], patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI, AGENT_BESIDE_WEBHOOK], paths: NODE_HTTP_BY_REQUIRE },
+    { files: AGENT_CAPABILITY_FILES, ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE, COMPONENTS_SIT_UNDER_CLI, AGENT_BESIDE_WEBHOOK, CAPABILITIES_MEET_AT_THEIR_INDEX], paths: NODE_HTTP_BY_REQUIRE },
     { files: ['native/lib/**/*.ts'], ignores: TEST_FILES, patterns: [NATIVE_LIB_STANDS_ALONE] },
-    { files: ['cli/**/*.ts'], ignores: [...TEST_FILES, ...CLI_FEATURE_FILES], patterns: [SHIPS_NO_TEST_CODE] },
-    { files: CLI_FEATURE_FILES, ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE, FEATURES_SIT_UNDER_COMMANDS] },
+    { files: ['cli/**/*.ts'], ignores: [...TEST_FILES, ...CLI_FEATURE_FILES], patterns: [SHIPS_NO_TEST_CODE], paths: NODE_HTTP_BY_REQUIRE },
+    { files: CLI_FEATURE_FILES, ignores: TEST_FILES, patterns: [SHIPS_NO_TEST_CODE, FEATURES_SIT_UNDER_COMMANDS], paths: NODE_HTTP_BY_REQUIRE },
     { files: ['lab/**/*.ts'], patterns: [LAB_STAYS_OFF_CLI] },
     { files: ['src/**/*.test.ts'], patterns: CORE_STAYS_PURE },
     { files: ['src/**/*.ts'], ignores: TEST_FILES, patterns: [...CORE_STAYS_PURE, SHIPS_NO_TEST_CODE] },
-    { files: ['log/**/*.ts', 'time/**/*.ts'], ignores: TEST_FILES, patterns: [SITS_UNDER_EVERY_ROOM] },
+    { files: ['log/**/*.ts', 'time/**/*.ts'], ignores: TEST_FILES, patterns: [SITS_UNDER_EVERY_ROOM], paths: NODE_HTTP_BY_REQUIRE },
   ]),
   // The CommonJS launchers (bin/*.cjs): plain JavaScript outside the TypeScript project, so
   // the recommended rules without the type-checked ones; they are entry points (cli/'s rules).

@@ -12,7 +12,8 @@
  * KubeConfig instead (load.ts).
  */
 import { readFileSync, statSync } from 'node:fs';
-import { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpAgentType } from 'node:http';
+import { Agent as HttpAgent } from './node-http.js';
 import { Agent as HttpsAgent, type RequestOptions } from 'node:https';
 
 export interface KubeConnection {
@@ -41,7 +42,7 @@ export type LeanAuth =
 const TOKEN_CHECK_MS = 10_000;
 
 export class LeanKubeConnection implements KubeConnection {
-  private readonly agent: HttpAgent;
+  private readonly agent: HttpAgentType;
   private token: { value: string; mtimeMs: number; checkedAt: number } | undefined;
 
   constructor(
@@ -58,7 +59,7 @@ export class LeanKubeConnection implements KubeConnection {
     return { server: this.server.replace(/\/+$/, '') };
   }
 
-  applyToFetchOptions(_opts: RequestOptions): Promise<{ agent: HttpAgent; headers: Record<string, string> }> {
+  applyToFetchOptions(_opts: RequestOptions): Promise<{ agent: HttpAgentType; headers: Record<string, string> }> {
     try {
       const headers: Record<string, string> = {};
       const authorization = this.authorization();

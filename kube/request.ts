@@ -3,7 +3,8 @@
  * JSON in, JSON out. A non-2xx answer rejects with a `KubeRequestError` carrying the status
  * code (410 on an expired list continue token, 403 on missing RBAC...).
  */
-import { request as httpRequest, type Agent as HttpAgent, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import type { Agent as HttpAgent, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { request as httpRequest } from './node-http.js';
 import { request as httpsRequest } from 'node:https';
 import type { KubeConnection } from './connection.js';
 

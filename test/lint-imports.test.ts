@@ -6,7 +6,8 @@
  * log/ and time/ import nothing of the app; src/ takes nothing from the components, does no
  * I/O, builds no logger (neither pino nor log/) and takes only types (and IPS_DST_NAT) from
  * `netlink-native/types` and the pure key functions of `netlink-native/ipvs-keys`; the lab
- * never imports cli/ (its tests neither); other tests may import anything. And each file is
+ * never imports cli/ (its tests neither); other tests may import anything; shipped code takes
+ * node:http's values from kube/node-http.ts (types from node:http). And each file is
  * matched by one import-rule block only (a later block would silently replace an earlier
  * one's list).
  */
@@ -194,6 +195,15 @@ describe('the import rules (eslint.config.js)', () => {
     for (const file of ['kube/x.ts', 'agent/x.ts', 'webhook/x.ts', 'cli/x.ts']) {
       assert.deepEqual(await rejectedLines(file, "import { createLogger } from '../log/logger.js';\nimport { systemClock } from '../time/clock.js';\n"), [], file);
     }
+  });
+
+  it("take node:http's values through kube/node-http.ts in shipped code (an ESM import loads undici on Node 22+); types and tests are free", async () => {
+    const source = "import type { Server } from 'node:http';\nimport { createServer } from 'node:http';\nimport { request } from 'http';\nimport { createServer as s2 } from 'node:https';\n";
+    for (const file of ['agent/x.ts', 'agent/pods/x.ts', 'kube/x.ts', 'webhook/x.ts', 'cli/x.ts', 'cli/check/x.ts', 'log/x.ts']) {
+      assert.deepEqual(await rejectedLines(file, source), [2, 3], file);
+    }
+    assert.deepEqual(await rejectedLines('agent/x.test.ts', source), []);
+    assert.deepEqual(await rejectedLines('bench/x.ts', source), []);
   });
 
   it('give each file one import-rule block: a second would silently replace the first one\'s list', async () => {

@@ -18,7 +18,8 @@
  * second agent on the port takes new calls) and waits (`idle`) until every held call is
  * answered (docs/handover.md).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from '../../kube/node-http.js';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { DRAIN_API_PREFIX } from '../../src/contract.js';

@@ -4,7 +4,8 @@
  * `host: 127.0.0.1`). `/metrics` has its own server (metrics-server.ts).
  */
 import { closeSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { createServer } from '../../kube/node-http.js';
 import type { Server as NetServer } from 'node:net';
 
 export interface HealthServerOptions {

@@ -6,7 +6,8 @@
  * what keeps the node's figures to the scrapers RBAC allows.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpServer } from '../../kube/node-http.js';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
