@@ -126,7 +126,6 @@ const CORE_STAYS_PURE = [
   },
 ];
 
-/** One config block per file set, each with its whole list of import patterns. */
 /**
  * Shipped code takes node:http's values from kube/node-http.ts (require()): on Node 22+ an ESM
  * import of node:http reads every export, and its lazy undici ones load undici, http2 and
@@ -138,6 +137,7 @@ const NODE_HTTP_BY_REQUIRE = ['node:http', 'http'].map((name) => ({
   message: "Take node:http's values from kube/node-http.ts (require()): an ESM import of node:http loads undici, http2 and worker_threads on Node 22+. `import type` is fine.",
 }));
 
+/** One config block per file set, each with its whole list of import patterns. */
 function importRules(layers) {
   return layers.map(({ files, ignores, patterns, paths }) => ({
     files,
