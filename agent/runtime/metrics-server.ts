@@ -15,6 +15,7 @@ import type { Registry } from 'prom-client';
 import type { KubeConnection } from '../../kube/connection.js';
 import { MetricsAccess } from '../../kube/metrics-auth/metrics-access.js';
 import { serveMetrics } from '../../kube/metrics-auth/serve-metrics.js';
+import { loadServingPair } from '../../kube/metrics-auth/serving-pair.js';
 
 export interface MetricsServerOptions {
   secure: boolean;
@@ -44,8 +45,6 @@ export async function createMetricsServer(options: MetricsServerOptions): Promis
     void serveMetrics(req, res, registry, logger, access);
   };
   if (!options.secure) return createHttpServer(handle);
-  // Loaded only here: the X.509 library costs memory an agent with plain metrics does not need.
-  const { loadServingPair } = await import('../../kube/metrics-auth/serving-pair.js');
   const pair = await loadServingPair({ certFile: options.certFile, keyFile: options.keyFile, dnsNames: options.dnsNames });
   logger.info({ certificate: pair.source }, 'metrics served over HTTPS, scrapes reviewed by the API server');
   const server = createHttpsServer({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }, handle);
