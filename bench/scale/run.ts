@@ -7,7 +7,8 @@
  * the DaemonSet runs it: the node flags of its container command, its NODE_OPTIONS and MALLOC_*
  * variables, the flags of its container args (ports 0, the bench's state file and node; flow
  * pinning off: no nftables here; /metrics as shipped, HTTPS with a self-signed certificate, never
- * scraped), and the API reached over HTTPS, its CA in the kubeconfig, unless `--api-plain`). So it watches this node's pods (`spec.nodeName`) and the cluster's slices. Then
+ * scraped), and the API reached over HTTPS with its CA in the kubeconfig (`--api-plain`: plain
+ * http). So it watches this node's pods (`spec.nodeName`) and the cluster's slices. Then
  * `--seconds` (60) of pod events at `--rate` (200/s) in each `--mix`:
  *
  * - `rollout`: a rolling update (each replacement: new pod ADDED unready, Ready, old pod deleting,
