@@ -131,3 +131,51 @@ test('streamWatch: abort() ends the watch without calling done', async () => {
     await close();
   }
 });
+
+test('streamWatch: a watch that goes quiet (headers and one event, then nothing) ends with "no byte in" after idleMs', async () => {
+  const { conn, close } = await serve((res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n');
+  });
+  try {
+    const started = Date.now();
+    const { events, error } = await watchUntilDone(conn, {}, { idleMs: 300 });
+    assert.deepEqual(events.map(([type]) => type), ['ADDED']);
+    assert.match(String(error), /watch \/api\/v1\/pods: no byte in 300 ms/);
+    assert.ok(Date.now() - started >= 290, 'not before idleMs after the last byte');
+  } finally {
+    await close();
+  }
+});
+
+test('streamWatch: a server that never answers ends the watch with "no byte in" too', async () => {
+  const { conn, close } = await serve(() => undefined);
+  try {
+    const { events, error } = await watchUntilDone(conn, {}, { idleMs: 200 });
+    assert.equal(events.length, 0);
+    assert.match(String(error), /no byte in 200 ms/);
+  } finally {
+    await close();
+  }
+});
+
+test('streamWatch: bytes that keep coming (an event every 100 ms for longer than idleMs) keep the watch up', async () => {
+  const { conn, close } = await serve((res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    let n = 0;
+    const tick = setInterval(() => {
+      res.write(`{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"${++n}"}}}\n`);
+      if (n === 8) {
+        clearInterval(tick);
+        res.end();
+      }
+    }, 100);
+  });
+  try {
+    const { events, error } = await watchUntilDone(conn, {}, { idleMs: 300 });
+    assert.equal(error, null);
+    assert.equal(events.length, 8);
+  } finally {
+    await close();
+  }
+});

@@ -38,6 +38,8 @@ export interface WatchStreamOptions {
   mask?: JsonMask;
   /** Ask for protobuf first (kinds kube/protobuf/ decodes: EndpointSlice). */
   protobuf?: boolean;
+  /** No byte for this long ends the watch (by default the query's `timeoutSeconds`, or 5 minutes, plus a minute). */
+  idleMs?: number;
 }
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
@@ -108,14 +110,29 @@ export async function streamWatch(conn: KubeConnection, path: string, query: Kub
   if (options.protobuf === true) headers.Accept = `${PROTOBUF}, application/json`;
   const controller = new AbortController();
   let finished = false;
+  const idleMs = options.idleMs ?? (typeof query.timeoutSeconds === 'number' ? query.timeoutSeconds * 1000 : 300_000) + IDLE_SLACK_MS;
+  // Not the socket's timeout: node refreshes that timer on every read (a timer-list insert per
+  // chunk, at hundreds of watch events a second); here a read stores a time, one timer looks.
+  let lastByteAt = Date.now();
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
   const finish = (error: unknown): void => {
     if (finished) return;
     finished = true;
+    clearTimeout(idleTimer);
     req.destroy();
     if (!controller.signal.aborted) onDone(error);
   };
-  const idleMs = (typeof query.timeoutSeconds === 'number' ? query.timeoutSeconds * 1000 : 300_000) + IDLE_SLACK_MS;
-  const req = send(url, { method: 'GET', headers, agent, timeout: idleMs }, (res) => {
+  const watchIdle = (): void => {
+    const quietMs = Date.now() - lastByteAt;
+    if (quietMs >= idleMs) {
+      finish(new Error(`watch ${url.pathname}: no byte in ${idleMs} ms`));
+      return;
+    }
+    idleTimer = setTimeout(watchIdle, idleMs - quietMs);
+    idleTimer.unref();
+  };
+  const req = send(url, { method: 'GET', headers, agent }, (res) => {
+    lastByteAt = Date.now();
     const code = res.statusCode ?? 0;
     if (code < 200 || code >= 300) {
       readErrorAnswer(res, code, `watch ${url.pathname}`, finish);
@@ -137,6 +154,7 @@ export async function streamWatch(conn: KubeConnection, path: string, query: Kub
     }, maxBytes);
     res.on('data', (c: Buffer) => {
       if (finished) return;
+      lastByteAt = Date.now();
       try {
         lines.write(c);
       } catch (error) {
@@ -148,8 +166,8 @@ export async function streamWatch(conn: KubeConnection, path: string, query: Kub
     res.on('close', () => finish(null));
   });
   req.on('socket', (socket) => socket.setKeepAlive(true, KEEPALIVE_MS));
-  req.on('timeout', () => finish(new Error(`watch ${url.pathname}: no byte in ${idleMs} ms`)));
   req.on('error', finish);
+  watchIdle();
   controller.signal.addEventListener('abort', () => finish(null), { once: true });
   req.end();
   return controller;
