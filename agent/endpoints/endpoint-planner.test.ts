@@ -112,3 +112,20 @@ test('the draining count follows every transition: draining, draining again, lea
   assert.equal(p.draining, 0);
   assert.equal(count(), 0);
 });
+
+test('a draining pod with two addresses on the same ports (dual-stack) is held once per port, its targets once each however often the slices list them', () => {
+  const p = planner();
+  const dual = {
+    addresses: ['10.1.0.1', 'fd00::1'],
+    targets: [
+      { address: '10.1.0.1', port: 8080, protocol: 'tcp' }, { address: 'fd00::1', port: 8080, protocol: 'tcp' },
+      { address: '10.1.0.1', port: 53, protocol: 'udp' }, { address: 'fd00::1', port: 53, protocol: 'udp' },
+    ],
+  };
+  p.changed('u1', ep('u1', dual), ep('u1', { ...dual, draining: true }), 10);
+  p.changed('u1', ep('u1', { ...dual, draining: true }), ep('u1', { ...dual, draining: true, terminating: true }), 20);
+  assert.deepEqual(p.drainingPods().map((d) => d.ports), [[{ port: 8080, protocol: 'tcp' }, { port: 53, protocol: 'udp' }]]);
+  p.changed('u1', ep('u1', { ...dual, draining: true, terminating: true }), undefined, 30);
+  const due = p.takeDue(2000);
+  assert.deepEqual(due.map((f) => f.targets), [dual.targets]);
+});

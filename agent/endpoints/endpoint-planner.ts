@@ -254,23 +254,22 @@ export class EndpointPlanner {
   }
 }
 
-/** The items with a distinct key, first one kept, in order. */
-function uniqueBy<T>(items: Iterable<T>, keyOf: (item: T) => string): T[] {
-  const seen = new Set<string>();
-  const out: T[] = [];
-  for (const item of items) {
-    const key = keyOf(item);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push(item);
-  }
+/*
+ * A pod has a few targets (its addresses times its Services' ports): a scan of them beats a set
+ * of key strings, and these run on every watch event that changes a draining endpoint.
+ */
+
+/** The targets of `a` then `b`, each distinct one once (protocol, address, port), first kept, in order. */
+function unionTargets(a: readonly EndpointTarget[], b: readonly EndpointTarget[]): EndpointTarget[] {
+  const out: EndpointTarget[] = [];
+  for (const t of a) if (!out.some((o) => o.port === t.port && o.protocol === t.protocol && o.address === t.address)) out.push(t);
+  for (const t of b) if (!out.some((o) => o.port === t.port && o.protocol === t.protocol && o.address === t.address)) out.push(t);
   return out;
 }
 
-function unionTargets(a: readonly EndpointTarget[], b: readonly EndpointTarget[]): EndpointTarget[] {
-  return uniqueBy([...a, ...b], (t) => `${t.protocol}/${t.address}/${t.port}`);
-}
-
+/** The distinct (port, protocol) pairs of `targets`, first kept, in order. */
 function dedupePorts(targets: readonly EndpointTarget[]): Array<{ port: number; protocol: string }> {
-  return uniqueBy(targets, (t) => `${t.protocol}/${t.port}`).map((t) => ({ port: t.port, protocol: t.protocol }));
+  const out: Array<{ port: number; protocol: string }> = [];
+  for (const t of targets) if (!out.some((o) => o.port === t.port && o.protocol === t.protocol)) out.push({ port: t.port, protocol: t.protocol });
+  return out;
 }

@@ -88,6 +88,8 @@ export class EndpointsRunnable implements Runnable {
   private stopped = false;
   private readonly goneChecks = new TokenBucket(GONE_CHECKS);
   private announced = false;
+  /** What the endpoint gauges were last set to. */
+  private readonly gauged = { tracked: -1, draining: -1 };
 
   constructor(private readonly options: EndpointsOptions) {
     const { kube, clock, logger: log, metrics } = options;
@@ -262,8 +264,9 @@ export class EndpointsRunnable implements Runnable {
 
   private afterChange(): void {
     const { metrics } = this.options;
-    metrics.endpointsTracked.set(this.index.endpointCount);
-    metrics.endpointsDraining.set(this.planner.draining);
+    // Set when they change only: this runs for every watch event, and a set hashes its labels.
+    if (this.index.endpointCount !== this.gauged.tracked) metrics.endpointsTracked.set((this.gauged.tracked = this.index.endpointCount));
+    if (this.planner.draining !== this.gauged.draining) metrics.endpointsDraining.set((this.gauged.draining = this.planner.draining));
     this.armDeadline();
     this.changed.publish();
   }

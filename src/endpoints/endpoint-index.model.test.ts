@@ -233,6 +233,33 @@ test('a readiness flip from the protobuf watch decodes the flipped endpoint only
   assert.equal(index.isDraining(UIDS[1] as string), false);
 });
 
+test('a flip and the flip back from the protobuf watch: the kept digests follow the flip (the bytes of the flip back are the first ones, and must not stand for the flipped row)', () => {
+  const spec = servingSlice(3);
+  const index = new EndpointIndex((ns) => OPTED_IN.has(ns));
+  const decodes = { n: 0 };
+  const upsertEncoded = (s: SliceSpec): void => {
+    const view = viewSlice(encodedRaw(raw(s), decodes), (key) => index.keptEndpoints(key));
+    index.changedBy(view);
+    index.upsert(view);
+  };
+  upsertEncoded(spec);
+  const flipped = edited(spec, { edit: 'a', kind: 'flip', n: 1 });
+  upsertEncoded(flipped);
+  assert.equal(index.isDraining(UIDS[1] as string), true);
+  assert.equal(decodes.n, 4);
+  // The flip back: the endpoint's bytes are those of the first upsert again.
+  upsertEncoded(spec);
+  assert.equal(decodes.n, 5, 'the flipped-back endpoint is decoded: its bytes differ from the kept ones');
+  assert.equal(index.isDraining(UIDS[1] as string), false);
+  for (let round = 0; round < 3; round++) {
+    upsertEncoded(flipped);
+    assert.equal(index.isDraining(UIDS[1] as string), true, `round ${round}: flipped`);
+    upsertEncoded(spec);
+    assert.equal(index.isDraining(UIDS[1] as string), false, `round ${round}: back`);
+  }
+  assert.equal(decodes.n, 11, 'one decode per event, the flipped endpoint');
+});
+
 test('a pod listed twice with the same bytes: one copy stands for the kept row, the other is decoded', () => {
   const spec = servingSlice(2);
   const index = new EndpointIndex((ns) => OPTED_IN.has(ns));

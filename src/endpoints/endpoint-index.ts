@@ -55,6 +55,8 @@ export class EndpointIndex {
   private readonly freeIds: number[] = [];
   /** namespace -> its slices (an opt-in change touches them). */
   private readonly byNamespace = new Map<string, Set<string>>();
+  /** `merged`'s rows of one uid (reused: merged calls nothing that calls it). */
+  private readonly mergedRows: number[] = [];
 
   constructor(private readonly optedIn: (namespace: string) => boolean) {}
 
@@ -88,24 +90,8 @@ export class EndpointIndex {
    */
   keptEndpoints(key: string): KeptEndpoints | undefined {
     const kept = this.slices.get(key);
-    const digests = kept?.digests;
-    if (kept === undefined || digests === undefined) return undefined;
-    const rows = this.rows;
-    const rowAt = (j: number): number => kept.rows[j] as number;
-    return {
-      source: kept,
-      size: kept.rows.length,
-      find(high: number, low: number, hint: number): number {
-        if (digests[2 * hint] === high && digests[2 * hint + 1] === low) return hint;
-        for (let j = 0; j < kept.rows.length; j++) if (digests[2 * j] === high && digests[2 * j + 1] === low) return j;
-        return -1;
-      },
-      uidAt: (j) => rows.uidOf(rowAt(j)),
-      refAt: (j) => rows.refOf(rowAt(j)),
-      nodeAt: (j) => rows.nodeOf(rowAt(j)),
-      addressListAt: (j) => rows.addressListOf(rowAt(j)),
-      flagsAt: (j) => rows.conditionsOf(rowAt(j)),
-    };
+    if (kept?.digests === undefined) return undefined;
+    return new KeptSliceEndpoints(kept, kept.digests, this.rows);
   }
 
   /**
@@ -146,8 +132,11 @@ export class EndpointIndex {
     checkKeptSource(slice, before);
     const shapeKept = before !== undefined && sameShape(before, slice);
     if (before !== undefined && shapeKept && this.sameLayout(before, slice)) {
-      // The common rewrite (a readiness flip): conditions only, changed in place.
-      before.digests = slice.digests;
+      // The common rewrite (a readiness flip): conditions only, changed in place. The digests
+      // too: a new array kept per event would outlive a young collection and be copied and
+      // promoted (what young collections cost is mostly what survives them).
+      if (before.digests !== undefined && slice.digests !== undefined && before.digests.length === slice.digests.length) before.digests.set(slice.digests);
+      else before.digests = slice.digests;
       for (let i = 0; i < slice.size; i++) {
         if (slice.keptPositionOf(i) === i) continue;
         const row = before.rows[i] as number;
@@ -318,17 +307,18 @@ export class EndpointIndex {
   /** The pod merged over its opted-in slices; undefined when none lists it. */
   merged(uid: string): MergedEndpoint | undefined {
     let out: MergedEndpoint | undefined;
-    for (const row of this.rows.rowsOf(uid)) {
+    // Into one array reused, indexed (not for-of): this runs twice per watch event.
+    const rows = this.rows.rowsOf(uid, this.mergedRows);
+    for (let k = 0; k < rows.length; k++) {
+      const row = rows[k] as number;
       const slice = this.sliceOf(row);
       if (!this.actsOn(slice)) continue;
-      out ??= { uid, key: endpointKey(slice.namespace, this.rows.refOf(row), this.rows.addressListOf(row)), namespace: slice.namespace, nodeName: this.rows.nodeOf(row), addresses: [], targets: [], draining: false, terminating: false, flowPinningOff: false };
-      out.nodeName ??= this.rows.nodeOf(row);
       const list = this.rows.addressListOf(row);
-      for (const address of typeof list === 'string' ? [list] : list) {
-        if (!out.addresses.includes(address)) out.addresses.push(address);
-        // A pod has a few targets: a scan of them beats a set of key strings built per call.
-        for (const p of slice.ports) if (!hasTarget(out.targets, address, p.port, p.protocol)) out.targets.push({ address, port: p.port, protocol: p.protocol });
-      }
+      out ??= { uid, key: endpointKey(slice.namespace, this.rows.refOf(row), list), namespace: slice.namespace, nodeName: this.rows.nodeOf(row), addresses: [], targets: [], draining: false, terminating: false, flowPinningOff: false };
+      out.nodeName ??= this.rows.nodeOf(row);
+      // Runs twice per watch event (before and after the upsert): one address, the common case, makes no array.
+      if (typeof list === 'string') addMergedAddress(out, list, slice.ports);
+      else for (const address of list) addMergedAddress(out, address, slice.ports);
       if (this.rows.drainingAt(row)) out.draining = true;
       if (this.rows.terminatingAt(row)) out.terminating = true;
       if (slice.flowPinningOff) out.flowPinningOff = true;
@@ -380,7 +370,63 @@ function checkKeptSource(slice: SliceView, kept: KeptSlice | undefined): void {
   if (source !== undefined && source !== kept) throw new Error(`endpoint index: a view of ${slice.key} read against a kept slice since replaced`);
 }
 
+/** Adds an address and its targets on `ports` to a merged view, each once. */
+function addMergedAddress(out: MergedEndpoint, address: string, ports: readonly SlicePort[]): void {
+  if (!out.addresses.includes(address)) out.addresses.push(address);
+  // A pod has a few targets: a scan of them beats a set of key strings built per call.
+  for (const p of ports) if (!hasTarget(out.targets, address, p.port, p.protocol)) out.targets.push({ address, port: p.port, protocol: p.protocol });
+}
+
 function hasTarget(targets: readonly EndpointTarget[], address: string, port: number, protocol: string): boolean {
   for (const t of targets) if (t.port === port && t.protocol === protocol && t.address === address) return true;
   return false;
+}
+
+/**
+ * A kept slice's endpoints as viewSlice reads them (`KeptEndpoints`). A class, not an object of
+ * closures: one is made per watch event, and eight closures a call were most of what the
+ * agent allocated for a readiness flip (bench/slice-events).
+ */
+class KeptSliceEndpoints implements KeptEndpoints {
+  constructor(
+    readonly source: KeptSlice,
+    private readonly digests: Uint32Array,
+    private readonly rows: EndpointRows,
+  ) {}
+
+  get size(): number {
+    return this.source.rows.length;
+  }
+
+  find(high: number, low: number, hint: number): number {
+    const { digests } = this;
+    if (digests[2 * hint] === high && digests[2 * hint + 1] === low) return hint;
+    const size = this.source.rows.length;
+    for (let j = 0; j < size; j++) if (digests[2 * j] === high && digests[2 * j + 1] === low) return j;
+    return -1;
+  }
+
+  private rowAt(j: number): number {
+    return this.source.rows[j] as number;
+  }
+
+  uidAt(j: number): string {
+    return this.rows.uidOf(this.rowAt(j));
+  }
+
+  refAt(j: number): string | undefined {
+    return this.rows.refOf(this.rowAt(j));
+  }
+
+  nodeAt(j: number): string | undefined {
+    return this.rows.nodeOf(this.rowAt(j));
+  }
+
+  addressListAt(j: number): string | readonly string[] {
+    return this.rows.addressListOf(this.rowAt(j));
+  }
+
+  flagsAt(j: number): number {
+    return this.rows.conditionsOf(this.rowAt(j));
+  }
 }

@@ -144,9 +144,9 @@ export class EndpointRows {
     this.free.push(row);
   }
 
-  /** The rows listing `uid`, in the order they were added. */
-  rowsOf(uid: string): number[] {
-    return this.byUid.slots(uid);
+  /** The rows listing `uid`, in the order they were added (into `out` when given: its contents are replaced). */
+  rowsOf(uid: string, out?: number[]): number[] {
+    return this.byUid.slots(uid, out);
   }
 
   hasUid(uid: string): boolean {

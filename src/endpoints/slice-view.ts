@@ -103,14 +103,8 @@ export class SliceView implements SliceShape {
     /** The Service turned flow pinning off (its label, copied onto the slice). */
     readonly flowPinningOff: boolean,
     readonly holdDisabled: boolean,
-    /** The decoded endpoints' fields, by slot (`slotOf`): every endpoint's from JSON, only the decoded ones' from the watch. */
-    private readonly uids: string[],
-    /** The pod's name (its namespace is the slice's), `namespace/name` when another, or undefined (then the addresses name it). */
-    private readonly refs: Array<string | undefined>,
-    private readonly nodes: Array<string | undefined>,
-    /** One address as a string (the common case), several as an array. */
-    private readonly addrs: Array<string | readonly string[]>,
-    private readonly flags: Uint8Array,
+    /** The decoded endpoints, by slot (`slotOf`): every endpoint from JSON, only the decoded ones from the watch. */
+    private readonly decoded: readonly DecodedEndpoint[],
     /** Endpoint i's digest halves at 2i, 2i + 1 (from the protobuf watch; undefined from JSON). */
     readonly digests?: Uint32Array,
     /**
@@ -124,7 +118,7 @@ export class SliceView implements SliceShape {
   ) {}
 
   get size(): number {
-    return this.keptAt?.length ?? this.uids.length;
+    return this.keptAt?.length ?? this.decoded.length;
   }
 
   /**
@@ -137,9 +131,9 @@ export class SliceView implements SliceShape {
     return k >= 0 ? k : -1;
   }
 
-  /** Where a decoded endpoint's fields are in the arrays. */
-  private slotOf(i: number): number {
-    return this.keptAt === undefined ? i : -2 - (this.keptAt[i] as number);
+  /** Decoded endpoint i (one the kept slice does not answer for). */
+  private decodedAt(i: number): DecodedEndpoint {
+    return this.decoded[this.keptAt === undefined ? i : -2 - (this.keptAt[i] as number)] as DecodedEndpoint;
   }
 
   /** The kept slice some endpoints stand for (`KeptEndpoints.source`), if any. */
@@ -149,7 +143,7 @@ export class SliceView implements SliceShape {
 
   uidAt(i: number): string {
     const j = this.keptPositionOf(i);
-    return j >= 0 ? (this.kept as KeptEndpoints).uidAt(j) : (this.uids[this.slotOf(i)] as string);
+    return j >= 0 ? (this.kept as KeptEndpoints).uidAt(j) : this.decodedAt(i).uid;
   }
 
   keyAt(i: number): string {
@@ -158,7 +152,7 @@ export class SliceView implements SliceShape {
 
   nodeAt(i: number): string | undefined {
     const j = this.keptPositionOf(i);
-    return j >= 0 ? (this.kept as KeptEndpoints).nodeAt(j) : this.nodes[this.slotOf(i)];
+    return j >= 0 ? (this.kept as KeptEndpoints).nodeAt(j) : this.decodedAt(i).node;
   }
 
   addressesAt(i: number): readonly string[] {
@@ -194,19 +188,19 @@ export class SliceView implements SliceShape {
   /** The two condition bits of endpoint `i` (what a kept row stores: `CONDITION_SERVING`, `CONDITION_TERMINATING`). */
   flagsAt(i: number): number {
     const j = this.keptPositionOf(i);
-    return j >= 0 ? (this.kept as KeptEndpoints).flagsAt(j) : (this.flags[this.slotOf(i)] as number);
+    return j >= 0 ? (this.kept as KeptEndpoints).flagsAt(j) : this.decodedAt(i).flags;
   }
 
   /** The pod's name as the slice gives it (see `refs`), or undefined. */
   refAt(i: number): string | undefined {
     const j = this.keptPositionOf(i);
-    return j >= 0 ? (this.kept as KeptEndpoints).refAt(j) : this.refs[this.slotOf(i)];
+    return j >= 0 ? (this.kept as KeptEndpoints).refAt(j) : this.decodedAt(i).ref;
   }
 
   /** Endpoint `i`'s addresses as kept: one string, or an array of several. */
   addressListAt(i: number): string | readonly string[] {
     const j = this.keptPositionOf(i);
-    return j >= 0 ? (this.kept as KeptEndpoints).addressListAt(j) : (this.addrs[this.slotOf(i)] as string | readonly string[]);
+    return j >= 0 ? (this.kept as KeptEndpoints).addressListAt(j) : this.decodedAt(i).addresses;
   }
 
   endpoint(i: number): SliceEndpoint {
@@ -226,6 +220,57 @@ export type RawSlice = EndpointSliceLike & {
   readonly encoded?: EncodedEndpoints;
 };
 
+/** An endpoint viewSlice decoded: what it reads of it. */
+interface DecodedEndpoint {
+  /** The pod's uid (targetRef.uid); `namespace/name` or `address/<first address>` when the slice names none. */
+  readonly uid: string;
+  /** The pod's name (its namespace is the slice's), `namespace/name` when another, or undefined (then the addresses name it). */
+  readonly ref: string | undefined;
+  readonly node: string | undefined;
+  /** One address as a string (the common case), several as an array. */
+  readonly addresses: string | readonly string[];
+  /** `CONDITION_SERVING` | `CONDITION_TERMINATING`. */
+  readonly flags: number;
+}
+
+/** What viewSlice reads of endpoint `e` of a slice in `namespace`; undefined when it has no address (not kept). */
+function decodeEndpoint(e: RawEndpoint, namespace: string): DecodedEndpoint | undefined {
+  const addresses = (e.addresses ?? []).filter((a) => typeof a === 'string' && a.trim() !== '').map(normalizeIp);
+  if (addresses.length === 0) return undefined;
+  const ref = e.targetRef;
+  const refNamespace = ref?.namespace ?? namespace;
+  const ready = e.conditions?.ready;
+  // The API: serving unset means "same as ready"; ready unset means ready.
+  const serving = e.conditions?.serving ?? ready ?? true;
+  const terminating = e.conditions?.terminating ?? false;
+  return {
+    uid: ref?.uid ?? (ref?.name === undefined ? `address/${addresses[0] ?? ''}` : `${refNamespace}/${ref.name}`),
+    ref: ref?.name === undefined ? undefined : refNamespace === namespace ? ref.name : `${refNamespace}/${ref.name}`,
+    node: typeof e.nodeName === 'string' ? e.nodeName : undefined,
+    addresses: addresses.length === 1 ? (addresses[0] as string) : addresses,
+    flags: (serving ? CONDITION_SERVING : 0) | (terminating ? CONDITION_TERMINATING : 0),
+  };
+}
+
+/** The protocols as viewSlice keeps them: the API's names lowercased, the usual three without a new string per port and event. */
+function lowerProtocol(protocol: string): string {
+  switch (protocol) {
+    case 'TCP': return 'tcp';
+    case 'UDP': return 'udp';
+    case 'SCTP': return 'sctp';
+    default: return protocol.toLowerCase();
+  }
+}
+
+let claimedBytes = new Uint8Array(128);
+
+/** One byte per kept position, zeroed for `size` positions (grown when a slice is larger). */
+function claimedScratch(size: number): Uint8Array {
+  if (size > claimedBytes.length) claimedBytes = new Uint8Array(Math.max(size, 2 * claimedBytes.length));
+  claimedBytes.fill(0, 0, size);
+  return claimedBytes;
+}
+
 /**
  * The view of `raw`. `keptOf(key)`: what the index keeps of the slice with that key; an encoded
  * endpoint whose digest it kept is not decoded (see `keptPositionOf`).
@@ -236,45 +281,26 @@ export function viewSlice(raw: RawSlice, keptOf?: (key: string) => KeptEndpoints
   const serviceName = raw.metadata?.labels?.[SERVICE_NAME_LABEL];
   const ports: SlicePort[] = [];
   for (const p of raw.ports ?? []) {
-    if (typeof p.port === 'number') ports.push({ port: p.port, protocol: (p.protocol ?? 'TCP').toLowerCase() });
+    if (typeof p.port === 'number') ports.push({ port: p.port, protocol: lowerProtocol(p.protocol ?? 'TCP') });
   }
-  // Only decoded endpoints have fields here: a readiness flip of a 75-endpoint slice fills one slot.
-  const uids: string[] = [];
-  const refs: Array<string | undefined> = [];
-  const nodes: Array<string | undefined> = [];
-  const addrs: Array<string | readonly string[]> = [];
-  const flags: number[] = [];
-  /** Appends endpoint e's fields (its slot is the count before); false (nothing appended) when it has no address. */
-  const add = (e: RawEndpoint): boolean => {
-    const addresses = (e.addresses ?? []).filter((a) => typeof a === 'string' && a.trim() !== '').map(normalizeIp);
-    if (addresses.length === 0) return false;
-    const ref = e.targetRef;
-    const refNamespace = ref?.namespace ?? namespace;
-    const podRef = ref?.name === undefined ? undefined : refNamespace === namespace ? ref.name : `${refNamespace}/${ref.name}`;
-    const ready = e.conditions?.ready;
-    // The API: serving unset means "same as ready"; ready unset means ready.
-    const serving = e.conditions?.serving ?? ready ?? true;
-    const terminating = e.conditions?.terminating ?? false;
-    uids.push(ref?.uid ?? (ref?.name === undefined ? `address/${addresses[0] ?? ''}` : `${refNamespace}/${ref.name}`));
-    refs.push(podRef);
-    nodes.push(typeof e.nodeName === 'string' ? e.nodeName : undefined);
-    addrs.push(addresses.length === 1 ? (addresses[0] as string) : addresses);
-    flags.push((serving ? CONDITION_SERVING : 0) | (terminating ? CONDITION_TERMINATING : 0));
-    return true;
-  };
+  // Only decoded endpoints are here: a readiness flip of a 75-endpoint slice decodes one.
+  const decoded: DecodedEndpoint[] = [];
   const encoded = raw.encoded;
   let digests: Uint32Array | undefined;
   let keptAt: Int32Array | undefined;
   let keptCount = 0;
   const kept = encoded === undefined ? undefined : keptOf?.(key);
   if (encoded === undefined) {
-    for (const e of raw.endpoints ?? []) add(e);
+    for (const e of raw.endpoints ?? []) {
+      const d = decodeEndpoint(e, namespace);
+      if (d !== undefined) decoded.push(d);
+    }
   } else {
     // The encoded digests, unless an endpoint without addresses is dropped (then a copy, compacted).
     digests = encoded.digests;
     keptAt = new Int32Array(encoded.size);
-    // Kept positions already stood for (a byte array: this runs for every watch event).
-    const claimed = new Uint8Array(kept?.size ?? 0);
+    // Kept positions already stood for (one byte array reused: this runs for every watch event).
+    const claimed = claimedScratch(kept?.size ?? 0);
     let n = 0;
     for (let i = 0; i < encoded.size; i++) {
       const high = encoded.digests[2 * i] as number;
@@ -288,12 +314,13 @@ export function viewSlice(raw: RawSlice, keptOf?: (key: string) => KeptEndpoints
         keptCount += 1;
         keptAt[n] = j;
       } else {
-        const slot = uids.length;
-        if (!add(encoded.decode(i))) {
+        const d = decodeEndpoint(encoded.decode(i), namespace);
+        if (d === undefined) {
           if (digests === encoded.digests) digests = digests.slice();
           continue;
         }
-        keptAt[n] = -2 - slot;
+        keptAt[n] = -2 - decoded.length;
+        decoded.push(d);
       }
       if (digests !== encoded.digests) {
         digests[2 * n] = high;
@@ -312,6 +339,6 @@ export function viewSlice(raw: RawSlice, keptOf?: (key: string) => KeptEndpoints
     ports,
     raw.metadata?.labels?.[SERVICE_LABEL_FLOW_PINNING] === SERVICE_LABEL_FLOW_PINNING_OFF,
     raw.metadata?.labels?.[SERVICE_LABEL_HOLD] === SERVICE_LABEL_HOLD_DISABLED,
-    uids, refs, nodes, addrs, Uint8Array.from(flags), digests, keptAt, kept, keptCount,
+    decoded, digests, keptAt, kept, keptCount,
   );
 }

@@ -87,9 +87,9 @@ export class SlotTable<K> {
     }
   }
 
-  /** The slots holding `key`, in insertion order. */
-  slots(key: K): number[] {
-    const out: number[] = [];
+  /** The slots holding `key`, in insertion order (into `out` when given: its contents are replaced). */
+  slots(key: K, out: number[] = []): number[] {
+    out.length = 0;
     for (let i = this.keys.hash(key) & this.mask; ; i = (i + 1) & this.mask) {
       const at = this.table[i] as number;
       if (at === EMPTY) break;

@@ -67,7 +67,8 @@ export class TextColumn {
     if (at < 0) return this.wide.get(slot);
     const page = this.pages[at >>> PAGE_BITS] as Uint8Array;
     const offset = (at & (PAGE_BYTES - 1)) + HEADER;
-    return String.fromCharCode(...page.subarray(offset, offset + (page[offset - 1] as number) - 1));
+    // apply, not a spread: a spread of a typed array walks an iterator (an allocation per call, read per watch event).
+    return String.fromCharCode.apply(null, page.subarray(offset, offset + (page[offset - 1] as number) - 1) as unknown as number[]);
   }
 
   /** Whether `slot` holds exactly `text` from its character `from` on (undefined: none), without building a string. */
