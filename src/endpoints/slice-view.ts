@@ -103,7 +103,7 @@ export class SliceView implements SliceShape {
     /** The Service turned flow pinning off (its label, copied onto the slice). */
     readonly flowPinningOff: boolean,
     readonly holdDisabled: boolean,
-    /** The decoded endpoints, by slot (`slotOf`): every endpoint from JSON, only the decoded ones from the watch. */
+    /** The decoded endpoints (`decodedAt`): every endpoint from JSON, only the decoded ones from the watch. */
     private readonly decoded: readonly DecodedEndpoint[],
     /** Endpoint i's digest halves at 2i, 2i + 1 (from the protobuf watch; undefined from JSON). */
     readonly digests?: Uint32Array,
