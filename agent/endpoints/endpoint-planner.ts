@@ -17,7 +17,7 @@
  * on a fresh view (`takeDue`).
  */
 import type { PodRecord } from '../../src/drain-plan.js';
-import type { EndpointTarget, MergedEndpoint } from '../../src/endpoints/endpoint-index.js';
+import { hasTarget, type EndpointTarget, type MergedEndpoint } from '../../src/endpoints/endpoint-index.js';
 import type { DrainingPod } from '../ipvs/ipvs-hold.js';
 import { DeadlineQueue } from '../plan/deadline-queue.js';
 
@@ -262,8 +262,8 @@ export class EndpointPlanner {
 /** The targets of `a` then `b`, each distinct one once (protocol, address, port), first kept, in order. */
 function unionTargets(a: readonly EndpointTarget[], b: readonly EndpointTarget[]): EndpointTarget[] {
   const out: EndpointTarget[] = [];
-  for (const t of a) if (!out.some((o) => o.port === t.port && o.protocol === t.protocol && o.address === t.address)) out.push(t);
-  for (const t of b) if (!out.some((o) => o.port === t.port && o.protocol === t.protocol && o.address === t.address)) out.push(t);
+  for (const t of a) if (!hasTarget(out, t.address, t.port, t.protocol)) out.push(t);
+  for (const t of b) if (!hasTarget(out, t.address, t.port, t.protocol)) out.push(t);
   return out;
 }
 

@@ -377,7 +377,8 @@ function addMergedAddress(out: MergedEndpoint, address: string, ports: readonly 
   for (const p of ports) if (!hasTarget(out.targets, address, p.port, p.protocol)) out.targets.push({ address, port: p.port, protocol: p.protocol });
 }
 
-function hasTarget(targets: readonly EndpointTarget[], address: string, port: number, protocol: string): boolean {
+/** Whether `targets` has the one at `address`, `port`, `protocol` (a pod has a few: a scan beats a set of key strings). */
+export function hasTarget(targets: readonly EndpointTarget[], address: string, port: number, protocol: string): boolean {
   for (const t of targets) if (t.port === port && t.protocol === protocol && t.address === address) return true;
   return false;
 }
